@@ -1,0 +1,253 @@
+//! One request end to end: fingerprint → read and store new messages (compressing large tool
+//! results at first sight) → re-apply the sticky cut or plan a new one → edit plan + stats.
+
+mod output;
+mod read;
+mod report;
+
+use std::collections::HashMap;
+
+use serde_json::value::RawValue;
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::fingerprint::Fp;
+use crate::format::Format;
+use crate::history::{Blob, MsgInfo};
+use crate::plan::OutPlan;
+use crate::store::{RequestRecord, RequestWrite, Store, Usage};
+use crate::trim::{plan, Cut, PlanParams};
+
+pub use report::{Stats, Status};
+
+/// How the host describes one request.
+#[derive(Debug, Clone)]
+pub struct TransformOptions {
+    /// Wire format of the messages.
+    pub format: Format,
+    /// Model name, for the per-model threshold.
+    pub model: String,
+    /// Tokens outside the messages (system prompt, tool definitions) when the host knows them.
+    pub overhead_tokens: u32,
+    /// Host clock in milliseconds since the epoch (only recorded, never affects the output).
+    pub now_ms: u64,
+}
+
+/// The result of one request: how to rewrite it, and what happened.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The rewritten request as an edit plan over the caller's messages.
+    pub plan: OutPlan,
+    /// What happened.
+    pub stats: Stats,
+}
+
+/// The engine for one session.
+pub struct Engine<S: Store> {
+    store: S,
+    config: Config,
+    /// Every message seen, by chained fingerprint.
+    known: HashMap<Fp, MsgInfo>,
+    /// Tool name of every call seen, by call id.
+    call_names: HashMap<String, String>,
+    /// Cuts, oldest first.
+    cuts: Vec<Cut>,
+    usage: Usage,
+    last: Option<RequestRecord>,
+    /// A manual trim was asked for and not yet made.
+    manual_pending: bool,
+    /// Fail-opens the store could not record.
+    unrecorded_fail_opens: u64,
+    cache: output::Cache,
+}
+
+impl<S: Store> Engine<S> {
+    /// Opens the engine over a store, loading what the store holds about the session.
+    pub fn open(mut store: S, config: Config) -> Result<Self> {
+        let loaded = store.load()?;
+        let mut call_names = HashMap::new();
+        let mut known = HashMap::with_capacity(loaded.messages.len());
+        for m in loaded.messages {
+            for (id, name) in &m.calls {
+                call_names.insert(id.clone(), name.clone());
+            }
+            known.insert(m.fp, m);
+        }
+        Ok(Engine {
+            store,
+            config,
+            known,
+            call_names,
+            cuts: loaded.cuts,
+            usage: loaded.usage,
+            last: loaded.last_request,
+            manual_pending: false,
+            unrecorded_fail_opens: 0,
+            cache: output::Cache::default(),
+        })
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The store, e.g. for search and SQL.
+    pub fn store_mut(&mut self) -> &mut S {
+        &mut self.store
+    }
+
+    /// Asks for a trim on the next request, whatever its size.
+    pub fn compact_now(&mut self) {
+        self.manual_pending = true;
+    }
+
+    /// The full text of a compressed tool result.
+    pub fn blob(&mut self, id: &str) -> Result<Option<Blob>> {
+        self.store.blob(id)
+    }
+
+    /// Rewrites one request (a JSON array of wire messages).
+    pub fn transform(&mut self, request_json: &str, opts: &TransformOptions) -> Result<Outcome> {
+        let raws: Vec<&RawValue> = serde_json::from_str(request_json).map_err(|e| {
+            Error::Json(format!("the request must be a JSON array of messages: {e}"))
+        })?;
+        let mut fps = Vec::with_capacity(raws.len());
+        let mut fp = Fp::START;
+        for raw in &raws {
+            fp = fp.then(raw.get().as_bytes());
+            fps.push(fp);
+        }
+        let adapter = opts.format.adapter();
+        let fresh = read::read_new(self, &raws, &fps, adapter)?;
+        let n = raws.len();
+        let first_new = n - fresh.messages.len();
+        let infos: Vec<&MsgInfo> = (0..n)
+            .map(|i: usize| match i.checked_sub(first_new) {
+                Some(k) => &fresh.messages[k].info,
+                None => &self.known[&fps[i]],
+            })
+            .collect();
+
+        let trim_at = self.config.trim_at_for(&opts.model);
+        let overhead = u64::from(opts.overhead_tokens);
+        let before_tokens = infos.iter().map(|m| u64::from(m.tokens)).sum::<u64>() + overhead;
+        let current = self.cuts.iter().rev().find(|c| c.applies_to(&fps)).cloned();
+        let mut out_tokens = output::sent_tokens(&infos, current.as_ref()) + overhead;
+        let min_free = (self.config.min_free_fraction * f64::from(trim_at)) as u64;
+        let mut new_cut = None;
+        if self.manual_pending || out_tokens >= u64::from(trim_at) {
+            let params = PlanParams {
+                trim_at,
+                trim_to_fraction: self.config.trim_to_fraction,
+                keep_last_exchanges: self.config.keep_last_exchanges,
+                overhead_tokens: opts.overhead_tokens,
+            };
+            if let Some(p) = plan(&infos, &params) {
+                // Loop guard: a trim that cannot reach the threshold and frees little is not
+                // worth a cache miss; the request goes out as it is, over the limit.
+                let frees = out_tokens.saturating_sub(p.after_tokens);
+                let worth = self.manual_pending
+                    || p.after_tokens <= u64::from(trim_at)
+                    || frees >= min_free;
+                if frees > 0 && worth {
+                    out_tokens = p.after_tokens;
+                    let seq = self.cuts.last().map_or(1, |c| c.seq + 1);
+                    new_cut = Some(p.into_cut(seq, &fps, self.manual_pending));
+                }
+            }
+        }
+        let over_limit = out_tokens > u64::from(trim_at);
+        let cut = new_cut.as_ref().or(current.as_ref());
+        let plan = output::build(&mut self.cache, &raws, &fps, &infos, cut, adapter)?;
+        let cut_seq = cut.map_or(0, |c| c.seq);
+        let trimmed = new_cut.is_some();
+        let prefix_reused = !trimmed
+            && self.last.as_ref().is_some_and(|l| {
+                l.cut_seq == cut_seq
+                    && l.history_len <= n
+                    && l.last_fp
+                        .is_some_and(|f| fps.get(l.history_len.wrapping_sub(1)) == Some(&f))
+            });
+        let record = RequestRecord {
+            model: opts.model.clone(),
+            at_ms: opts.now_ms,
+            history_len: n,
+            last_fp: fps.last().copied(),
+            cut_seq,
+            before_tokens,
+            after_tokens: out_tokens,
+            trimmed,
+            compressed: fresh.blobs.len() as u32,
+            prefix_reused,
+            over_limit,
+            fail_open: false,
+        };
+        let removed: Vec<Fp> = new_cut
+            .as_ref()
+            .map(|c| {
+                (0..c.covered)
+                    .filter(|&i| !c.keeps(i))
+                    .map(|i| fps[i])
+                    .collect()
+            })
+            .unwrap_or_default();
+        let stats = Stats {
+            before_tokens,
+            after_tokens: out_tokens,
+            trimmed,
+            compressed: fresh.blobs.len(),
+            fail_open: false,
+            messages_before: n,
+            messages_after: plan.len(),
+            trim_at,
+            over_limit,
+            prefix_reused,
+            cut: cut_seq,
+            removed_messages: cut.map_or(0, |c| c.removed_messages),
+            warnings: self.config.warnings.clone(),
+        };
+        drop(infos);
+        self.store.commit(&RequestWrite {
+            messages: &fresh.messages,
+            blobs: &fresh.blobs,
+            cut: new_cut.as_ref().map(|c| (c, removed.as_slice())),
+            request: &record,
+        })?;
+        // Memory follows the store only once the store has it.
+        for m in fresh.messages {
+            for (id, name) in &m.info.calls {
+                self.call_names.insert(id.clone(), name.clone());
+            }
+            self.known.insert(m.info.fp, m.info);
+        }
+        if let Some(c) = new_cut {
+            self.manual_pending = false;
+            self.cuts.push(c);
+        }
+        self.usage.add(&record);
+        self.last = Some(record);
+        Ok(Outcome { plan, stats })
+    }
+
+    /// Records a request that went out unchanged because of an error (the host calls this after
+    /// a fail-open); counted in memory when the store cannot record it either.
+    pub fn record_fail_open(&mut self, model: &str, now_ms: u64) {
+        let record = RequestRecord {
+            model: model.to_string(),
+            at_ms: now_ms,
+            fail_open: true,
+            ..RequestRecord::default()
+        };
+        let write = RequestWrite {
+            messages: &[],
+            blobs: &[],
+            cut: None,
+            request: &record,
+        };
+        match self.store.commit(&write) {
+            Ok(()) => self.usage.add(&record),
+            Err(_) => self.unrecorded_fail_opens += 1,
+        }
+    }
+}

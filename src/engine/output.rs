@@ -1,0 +1,137 @@
+//! Building the rewritten request from the cut and the compression decisions, with caches so a
+//! message is edited once per process, not once per request.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use crate::compress::compress;
+use crate::error::{Error, Result};
+use crate::fingerprint::Fp;
+use crate::format::WireFormat;
+use crate::history::MsgInfo;
+use crate::message::Block;
+use crate::plan::OutPlan;
+use crate::tokens::estimate_text;
+use crate::trim::Cut;
+
+/// Edited messages already built in this process.
+#[derive(Default)]
+pub(super) struct Cache {
+    /// Messages with their large tool results compressed, by fingerprint.
+    compressed: HashMap<Fp, Arc<str>>,
+    /// Messages edited by a cut (pointer, thinking strip), by (cut seq, fingerprint).
+    edited: HashMap<(u32, Fp), Arc<str>>,
+}
+
+/// Estimated tokens of the request as sent with `cut` applied (without host overhead).
+pub(super) fn sent_tokens(infos: &[&MsgInfo], cut: Option<&Cut>) -> u64 {
+    let sum = |range: &[&MsgInfo]| range.iter().map(|m| u64::from(m.sent_tokens)).sum::<u64>();
+    match cut {
+        None => sum(infos),
+        Some(c) => {
+            let kept: u64 = c.kept.iter().map(|&(a, b)| sum(&infos[a..b])).sum();
+            let pointer = if c.pointer_at.is_some() {
+                u64::from(estimate_text(&c.pointer)) + 2
+            } else {
+                0
+            };
+            kept + pointer + sum(&infos[c.covered.min(infos.len())..])
+        }
+    }
+}
+
+/// The edit plan for a request.
+pub(super) fn build(
+    cache: &mut Cache,
+    raws: &[&RawValue],
+    fps: &[Fp],
+    infos: &[&MsgInfo],
+    cut: Option<&Cut>,
+    adapter: &dyn WireFormat,
+) -> Result<OutPlan> {
+    let mut plan = OutPlan::default();
+    for i in 0..raws.len() {
+        let in_cut = cut.filter(|c| i < c.covered);
+        if in_cut.is_some_and(|c| !c.keeps(i)) {
+            continue;
+        }
+        let pointer = in_cut.filter(|c| c.pointer_at == Some(i));
+        let strip = in_cut.is_some_and(|c| c.strip_thinking.binary_search(&i).is_ok());
+        let compressed = !infos[i].compressed.is_empty();
+        if pointer.is_none() && !strip && !compressed {
+            plan.keep(i);
+            continue;
+        }
+        let base = if compressed {
+            Some(compressed_message(
+                cache,
+                raws[i].get(),
+                fps[i],
+                infos[i],
+                adapter,
+                i,
+            )?)
+        } else {
+            None
+        };
+        let json = match in_cut.filter(|_| pointer.is_some() || strip) {
+            None => base.unwrap_or_else(|| Arc::from(raws[i].get())),
+            Some(c) => {
+                let key = (c.seq, fps[i]);
+                if let Some(hit) = cache.edited.get(&key) {
+                    hit.clone()
+                } else {
+                    let text = base.as_deref().unwrap_or(raws[i].get());
+                    let mut v = parse(text, i)?;
+                    if strip {
+                        adapter.strip_signed_thinking(&mut v);
+                    }
+                    if pointer.is_some() {
+                        adapter.prepend_text(&mut v, &c.pointer);
+                    }
+                    let json: Arc<str> = Arc::from(v.to_string());
+                    cache.edited.insert(key, json.clone());
+                    json
+                }
+            }
+        };
+        plan.replace(json);
+    }
+    Ok(plan)
+}
+
+/// The message with its compressed tool results replaced by their head/tail text.
+fn compressed_message(
+    cache: &mut Cache,
+    raw: &str,
+    fp: Fp,
+    info: &MsgInfo,
+    adapter: &dyn WireFormat,
+    index: usize,
+) -> Result<Arc<str>> {
+    if let Some(hit) = cache.compressed.get(&fp) {
+        return Ok(hit.clone());
+    }
+    let mut v = parse(raw, index)?;
+    let view = adapter.view(&v, index)?;
+    for c in &info.compressed {
+        let text = view.blocks.iter().find_map(|b| match b {
+            Block::ToolResult { call_id, text, .. } if *call_id == c.call_id => Some(text),
+            _ => None,
+        });
+        // Forced: the decision was made at first sight; the text depends only on the content.
+        if let Some(short) = text.and_then(|t| compress(t, 0)) {
+            adapter.set_tool_result_text(&mut v, &c.call_id, &short.text);
+        }
+    }
+    let json: Arc<str> = Arc::from(v.to_string());
+    cache.compressed.insert(fp, json.clone());
+    Ok(json)
+}
+
+fn parse(text: &str, index: usize) -> Result<Value> {
+    serde_json::from_str(text).map_err(|e| Error::malformed(index, format!("unreadable JSON: {e}")))
+}

@@ -1,0 +1,88 @@
+//! Reading the messages of a request that the session has not seen before.
+
+use std::collections::HashMap;
+
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use super::Engine;
+use crate::error::{Error, Result};
+use crate::fingerprint::Fp;
+use crate::format::WireFormat;
+use crate::history::{Blob, MsgInfo, NewMessage, Reading};
+use crate::message::Block;
+use crate::store::Store;
+
+/// The new messages of a request (a suffix of it) and the blobs of their compressed results.
+pub(super) struct Fresh {
+    pub messages: Vec<NewMessage>,
+    pub blobs: Vec<Blob>,
+}
+
+/// Reads every message from the first unknown fingerprint on. Because fingerprints are chained,
+/// a known fingerprint means its whole history is known, so the new messages are a suffix.
+pub(super) fn read_new<S: Store>(
+    engine: &Engine<S>,
+    raws: &[&RawValue],
+    fps: &[Fp],
+    adapter: &dyn WireFormat,
+) -> Result<Fresh> {
+    let first_new = fps
+        .iter()
+        .position(|f| !engine.known.contains_key(f))
+        .unwrap_or(fps.len());
+    let reading = Reading {
+        compress_over_tokens: engine.config.compress_over_tokens,
+        protected_tools: &engine.config.protected_tools,
+    };
+    let mut prev_turn = first_new
+        .checked_sub(1)
+        .map_or(0, |i| engine.known[&fps[i]].turn);
+    let mut local_calls: HashMap<String, String> = HashMap::new();
+    let mut fresh = Fresh {
+        messages: Vec::new(),
+        blobs: Vec::new(),
+    };
+    for i in first_new..raws.len() {
+        let value: Value = serde_json::from_str(raws[i].get())
+            .map_err(|e| Error::malformed(i, format!("unreadable JSON: {e}")))?;
+        let view = adapter.view(&value, i)?;
+        let name_of = |id: &str| {
+            local_calls
+                .get(id)
+                .or_else(|| engine.call_names.get(id))
+                .cloned()
+        };
+        if let Some(orphan) = view.result_ids().find(|id| name_of(id).is_none()) {
+            return Err(Error::OrphanResult {
+                index: i,
+                call_id: orphan.chars().take(80).collect(),
+            });
+        }
+        let (info, blobs) = MsgInfo::read(fps[i], &view, prev_turn, &reading, &name_of);
+        prev_turn = info.turn;
+        let first_result = view.blocks.iter().find_map(|b| match b {
+            Block::ToolResult { call_id, name, .. } => {
+                Some((call_id.clone(), name.clone().or_else(|| name_of(call_id))))
+            }
+            _ => None,
+        });
+        let (tool_call_id, tool_name) = match (first_result, info.calls.first()) {
+            (Some((id, name)), _) => (Some(id), name),
+            (None, Some((id, name))) => (Some(id.clone()), Some(name.clone())),
+            (None, None) => (None, None),
+        };
+        for (id, name) in &info.calls {
+            local_calls.insert(id.clone(), name.clone());
+        }
+        fresh.blobs.extend(blobs.into_iter().map(|(b, _)| b));
+        fresh.messages.push(NewMessage {
+            info,
+            json: raws[i].get().to_string(),
+            text: view.plain_text(),
+            tool_name,
+            tool_call_id,
+        });
+    }
+    Ok(fresh)
+}

@@ -1,0 +1,113 @@
+//! What the engine tells the host: per-request stats and the session status.
+
+use serde::Serialize;
+
+use super::Engine;
+use crate::store::{Store, Usage};
+
+/// What happened to one request.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Stats {
+    /// Estimated tokens as received.
+    pub before_tokens: u64,
+    /// Estimated tokens as sent.
+    pub after_tokens: u64,
+    /// A new cut was made on this request.
+    pub trimmed: bool,
+    /// Tool results compressed on this request (first sight).
+    pub compressed: usize,
+    /// The request went out unchanged because of an error (always false from the engine; the
+    /// host sets it when it falls back).
+    pub fail_open: bool,
+    /// Messages received.
+    pub messages_before: usize,
+    /// Messages sent.
+    pub messages_after: usize,
+    /// Threshold in force for this model.
+    pub trim_at: u32,
+    /// Over the threshold: what must stay (system, task turn, last user turn, the last tool
+    /// exchanges) is larger, and a further trim would not reach it or free 10% of it.
+    pub over_limit: bool,
+    /// The request starts with the previous rewritten request byte for byte.
+    pub prefix_reused: bool,
+    /// Number of the cut in force (0: none).
+    pub cut: u32,
+    /// Messages the cut in force keeps out of the request.
+    pub removed_messages: usize,
+    /// Configuration values that were invalid and replaced by defaults.
+    pub warnings: Vec<String>,
+}
+
+/// The last trim, for status.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct LastTrim {
+    /// Its number.
+    pub seq: u32,
+    /// Messages it removed.
+    pub removed_messages: usize,
+    /// Estimated tokens it removed.
+    pub removed_tokens: u64,
+    /// Asked for by the user.
+    pub manual: bool,
+}
+
+/// The state of a session, for `context_status`.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Status {
+    /// Version of this engine (the writer version of new rows).
+    pub version: &'static str,
+    /// One threshold for all models, when set.
+    pub trim_at_override: Option<u32>,
+    /// Per-model thresholds.
+    pub trim_at_table: Vec<(String, u32)>,
+    /// In-flight trim target as a fraction of the threshold.
+    pub trim_to_fraction: f64,
+    /// Compression threshold.
+    pub compress_over_tokens: u32,
+    /// Recall on trim.
+    pub compaction_recall: bool,
+    /// Never compressed or trimmed from the in-flight turn.
+    pub protected_tools: Vec<String>,
+    /// Invalid configuration values (defaults used).
+    pub warnings: Vec<String>,
+    /// Messages stored.
+    pub messages: usize,
+    /// Trims made.
+    pub trims: usize,
+    /// The last trim.
+    pub last_trim: Option<LastTrim>,
+    /// A manual trim is waiting for the next request.
+    pub manual_pending: bool,
+    /// Totals over the requests.
+    pub usage: Usage,
+    /// Fail-opens, including those the store could not record.
+    pub fail_opens: u64,
+}
+
+impl<S: Store> Engine<S> {
+    /// The session status.
+    pub fn status(&self) -> Status {
+        let c = &self.config;
+        Status {
+            version: env!("CARGO_PKG_VERSION"),
+            trim_at_override: c.trim_at_override,
+            trim_at_table: c.trim_at_table.clone(),
+            trim_to_fraction: c.trim_to_fraction,
+            compress_over_tokens: c.compress_over_tokens,
+            compaction_recall: c.compaction_recall,
+            protected_tools: c.protected_tools.clone(),
+            warnings: c.warnings.clone(),
+            messages: self.known.len(),
+            trims: self.cuts.len(),
+            last_trim: self.cuts.last().map(|t| LastTrim {
+                seq: t.seq,
+                removed_messages: t.removed_messages,
+                removed_tokens: t.removed_tokens,
+                manual: t.manual,
+            }),
+            manual_pending: self.manual_pending,
+            usage: self.usage.clone(),
+            fail_opens: self.usage.fail_opens + self.unrecorded_fail_opens,
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! Wire formats. Each adapter reads a canonical [`Message`] view out of a wire message and makes
+//! the few surgical edits the engine needs on a wire message; it never rebuilds a message, so
+//! fields it does not know survive unchanged.
+
+mod anthropic;
+mod openai;
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+use crate::message::{Block, Message};
+
+/// A wire format the engine can read and edit.
+pub trait WireFormat: Sync {
+    /// The canonical view of one wire message (`index` is its position, for error messages).
+    fn view(&self, msg: &Value, index: usize) -> Result<Message>;
+    /// Replaces the content of the tool result answering `call_id` with `text`.
+    fn set_tool_result_text(&self, msg: &mut Value, call_id: &str, text: &str);
+    /// Puts `text` in front of the message's content as its own text.
+    fn prepend_text(&self, msg: &mut Value, text: &str);
+    /// Removes signed and redacted thinking; returns false (and leaves the message as it was)
+    /// when there is none or removing it would leave the message empty.
+    fn strip_signed_thinking(&self, msg: &mut Value) -> bool;
+}
+
+/// The wire formats of the public API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// OpenAI Chat Completions: `tool_calls`, role `tool` with `tool_call_id`.
+    OpenAi,
+    /// Anthropic Messages: `tool_use` / `tool_result` blocks, `thinking` with `signature`.
+    Anthropic,
+}
+
+impl Format {
+    /// Parses a format name as used in the API (`"openai"`, `"anthropic"`).
+    pub fn parse(name: &str) -> Result<Format> {
+        match name {
+            "openai" => Ok(Format::OpenAi),
+            "anthropic" => Ok(Format::Anthropic),
+            other => Err(Error::UnknownFormat(other.chars().take(40).collect())),
+        }
+    }
+
+    /// The adapter for this format.
+    pub fn adapter(self) -> &'static dyn WireFormat {
+        match self {
+            Format::OpenAi => &openai::OpenAi,
+            Format::Anthropic => &anthropic::Anthropic,
+        }
+    }
+}
+
+/// The message as a JSON object, or a `Malformed` error.
+fn object(msg: &Value, index: usize) -> Result<&Map<String, Value>> {
+    msg.as_object()
+        .ok_or_else(|| Error::malformed(index, "a message must be a JSON object"))
+}
+
+/// A required string field.
+fn string_field<'a>(obj: &'a Map<String, Value>, key: &str, index: usize) -> Result<&'a str> {
+    match obj.get(key) {
+        Some(Value::String(s)) => Ok(s),
+        None | Some(Value::Null) => Err(Error::malformed(index, format!("missing {key}"))),
+        Some(_) => Err(Error::malformed(index, format!("{key} must be a string"))),
+    }
+}
+
+/// Text of a content value that may be a string, null or an array of `{type:"text", text}` parts;
+/// other parts are skipped. Used for tool results.
+fn content_text(content: Option<&Value>, index: usize) -> Result<String> {
+    match content {
+        None | Some(Value::Null) => Ok(String::new()),
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(Value::Array(parts)) => {
+            let mut texts = Vec::new();
+            for part in parts {
+                let obj = part
+                    .as_object()
+                    .ok_or_else(|| Error::malformed(index, "content parts must be objects"))?;
+                if obj.get("type").and_then(Value::as_str) == Some("text") {
+                    texts.push(string_field(obj, "text", index)?);
+                }
+            }
+            Ok(texts.join("\n"))
+        }
+        Some(_) => Err(Error::malformed(
+            index,
+            "content must be a string, an array of parts or null",
+        )),
+    }
+}
+
+/// Opaque JSON text of a block the engine does not interpret.
+fn other(v: &Value) -> Block {
+    Block::Other(v.to_string())
+}
+
+/// Prepends `text` to a content value: a string gets the text and a blank line in front, an
+/// array gets a new text part, a missing content becomes the text.
+fn prepend_to_content(content: &mut Value, text: &str, string_as_parts: bool) {
+    match content {
+        Value::String(s) if string_as_parts => {
+            let old = std::mem::take(s);
+            *content = Value::Array(vec![text_part(text), text_part(&old)]);
+        }
+        Value::String(s) => *s = format!("{text}\n\n{s}"),
+        Value::Array(parts) => parts.insert(0, text_part(text)),
+        other => *other = Value::String(text.to_string()),
+    }
+}
+
+/// `{"type": "text", "text": text}`.
+fn text_part(text: &str) -> Value {
+    let mut m = Map::new();
+    m.insert("type".into(), Value::String("text".into()));
+    m.insert("text".into(), Value::String(text.into()));
+    Value::Object(m)
+}

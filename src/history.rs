@@ -1,0 +1,173 @@
+//! What the engine remembers about each message it has seen, keyed by chained fingerprint.
+
+use serde::{Deserialize, Serialize};
+
+use crate::compress::{compress, Compressed};
+use crate::fingerprint::Fp;
+use crate::message::{Block, Message, Role};
+use crate::tokens::{estimate_message, estimate_text};
+
+/// A tool result that is sent compressed (decided once, at first sight).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompressedResult {
+    /// The call the result answers.
+    pub call_id: String,
+    /// Id of the blob holding the full text.
+    pub blob_id: String,
+}
+
+/// The facts about one message that planning and re-applying a cut need.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MsgInfo {
+    /// Chained fingerprint (names the message and its whole history).
+    pub fp: Fp,
+    /// Who speaks.
+    #[serde(with = "role_name")]
+    pub role: Role,
+    /// A real user turn (human text, not tool results, not synthetic).
+    pub real_user: bool,
+    /// Number of real user turns up to and including this message.
+    pub turn: u32,
+    /// Estimated tokens as received.
+    pub tokens: u32,
+    /// Estimated tokens as sent (after compression of its tool results).
+    pub sent_tokens: u32,
+    /// Tool calls it makes: (id, tool name).
+    pub calls: Vec<(String, String)>,
+    /// Call ids it answers.
+    pub results: Vec<String>,
+    /// Carries signed or redacted thinking.
+    pub signed_thinking: bool,
+    /// Its tool results that are sent compressed.
+    pub compressed: Vec<CompressedResult>,
+    /// Carries a call or result of a protected tool.
+    pub protected: bool,
+}
+
+/// A newly seen message: its facts plus what goes into the store once.
+#[derive(Debug, Clone)]
+pub struct NewMessage {
+    /// The facts kept in memory.
+    pub info: MsgInfo,
+    /// The wire JSON as received.
+    pub json: String,
+    /// Searchable text.
+    pub text: String,
+    /// Tool name (of the call it makes or the result it carries).
+    pub tool_name: Option<String>,
+    /// Tool call id (of the result it carries, or the first call it makes).
+    pub tool_call_id: Option<String>,
+}
+
+/// The full text of a compressed tool result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Blob {
+    /// Content-derived id.
+    pub id: String,
+    /// The full text.
+    pub text: String,
+    /// Tool name when known.
+    pub tool_name: Option<String>,
+}
+
+/// How a new message is read: the thresholds and names that decide compression.
+pub struct Reading<'a> {
+    /// Compress tool results above this many tokens.
+    pub compress_over_tokens: u32,
+    /// Tools never compressed.
+    pub protected_tools: &'a [String],
+}
+
+impl MsgInfo {
+    /// Reads a newly seen message: estimates it, decides compression of its tool results, and
+    /// returns the facts with the blobs to store. `tool_name_of` resolves a call id to the name
+    /// of the tool called.
+    pub fn read(
+        fp: Fp,
+        msg: &Message,
+        prev_turn: u32,
+        reading: &Reading,
+        tool_name_of: &dyn Fn(&str) -> Option<String>,
+    ) -> (MsgInfo, Vec<(Blob, Compressed)>) {
+        let tokens = estimate_message(msg);
+        let mut sent_tokens = tokens;
+        let mut compressed = Vec::new();
+        let mut blobs = Vec::new();
+        let mut protected = false;
+        let is_protected = |name: &str| reading.protected_tools.iter().any(|p| p == name);
+        for b in &msg.blocks {
+            match b {
+                Block::ToolCall { name, .. } => protected |= is_protected(name),
+                Block::ToolResult {
+                    call_id,
+                    name,
+                    text,
+                    ..
+                } => {
+                    let name = name.clone().or_else(|| tool_name_of(call_id));
+                    let guarded = name.as_deref().is_some_and(is_protected);
+                    protected |= guarded;
+                    if guarded {
+                        continue;
+                    }
+                    if let Some(c) = compress(text, reading.compress_over_tokens) {
+                        let saved = estimate_text(text).saturating_sub(estimate_text(&c.text));
+                        sent_tokens = sent_tokens.saturating_sub(saved);
+                        compressed.push(CompressedResult {
+                            call_id: call_id.clone(),
+                            blob_id: c.blob_id.clone(),
+                        });
+                        let blob = Blob {
+                            id: c.blob_id.clone(),
+                            text: text.clone(),
+                            tool_name: name,
+                        };
+                        blobs.push((blob, c));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let real_user = msg.is_real_user_turn();
+        let info = MsgInfo {
+            fp,
+            role: msg.role,
+            real_user,
+            turn: prev_turn + real_user as u32,
+            tokens,
+            sent_tokens,
+            calls: msg
+                .blocks
+                .iter()
+                .filter_map(|b| match b {
+                    Block::ToolCall { id, name, .. } => Some((id.clone(), name.clone())),
+                    _ => None,
+                })
+                .collect(),
+            results: msg.result_ids().map(str::to_string).collect(),
+            signed_thinking: msg.has_signed_thinking(),
+            compressed,
+            protected,
+        };
+        (info, blobs)
+    }
+}
+
+mod role_name {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::message::Role;
+
+    pub fn serialize<S: Serializer>(r: &Role, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(r.as_str())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Role, D::Error> {
+        Ok(match String::deserialize(d)?.as_str() {
+            "system" => Role::System,
+            "assistant" => Role::Assistant,
+            "tool" => Role::Tool,
+            _ => Role::User,
+        })
+    }
+}

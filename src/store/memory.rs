@@ -1,0 +1,61 @@
+//! An in-memory [`Store`]: the engine's state for one process, nothing persisted.
+
+use std::collections::{HashMap, HashSet};
+
+use super::{Loaded, RequestRecord, RequestWrite, Store};
+use crate::error::Result;
+use crate::history::{Blob, NewMessage};
+use crate::trim::Cut;
+
+/// A store that keeps everything in memory.
+#[derive(Debug, Default, Clone)]
+pub struct MemStore {
+    /// Stored messages with their `in_context` flag, in arrival order.
+    pub messages: Vec<(NewMessage, bool)>,
+    /// Blobs by id.
+    pub blobs: HashMap<String, Blob>,
+    /// Cuts, oldest first.
+    pub cuts: Vec<Cut>,
+    /// Recorded requests.
+    pub requests: Vec<RequestRecord>,
+}
+
+impl Store for MemStore {
+    fn load(&mut self) -> Result<Loaded> {
+        let mut loaded = Loaded {
+            messages: self.messages.iter().map(|(m, _)| m.info.clone()).collect(),
+            cuts: self.cuts.clone(),
+            ..Loaded::default()
+        };
+        for r in &self.requests {
+            loaded.usage.add(r);
+            if !r.fail_open {
+                loaded.last_request = Some(r.clone());
+            }
+        }
+        Ok(loaded)
+    }
+
+    fn commit(&mut self, w: &RequestWrite) -> Result<()> {
+        self.messages
+            .extend(w.messages.iter().map(|m| (m.clone(), true)));
+        for b in w.blobs {
+            self.blobs.entry(b.id.clone()).or_insert_with(|| b.clone());
+        }
+        if let Some((cut, removed)) = w.cut {
+            self.cuts.push(cut.clone());
+            let removed: HashSet<_> = removed.iter().collect();
+            for (m, in_context) in &mut self.messages {
+                if removed.contains(&m.info.fp) {
+                    *in_context = false;
+                }
+            }
+        }
+        self.requests.push(w.request.clone());
+        Ok(())
+    }
+
+    fn blob(&mut self, id: &str) -> Result<Option<Blob>> {
+        Ok(self.blobs.get(id).cloned())
+    }
+}

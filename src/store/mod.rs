@@ -1,0 +1,108 @@
+//! The session store seen from the engine: a trait, so the engine runs the same over the
+//! in-memory store (tests, no persistence) and over SQLite through the host's shim.
+
+mod memory;
+
+pub use memory::MemStore;
+
+use crate::error::Result;
+use crate::fingerprint::Fp;
+use crate::history::{Blob, MsgInfo, NewMessage};
+use crate::trim::Cut;
+
+/// One request as recorded for `context_status` and the session report.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RequestRecord {
+    /// Model name the host gave.
+    pub model: String,
+    /// Host clock, milliseconds since the epoch (0 if unknown).
+    pub at_ms: u64,
+    /// Messages in the request as received.
+    pub history_len: usize,
+    /// Chained fingerprint of its last message.
+    pub last_fp: Option<Fp>,
+    /// The cut applied (0: none).
+    pub cut_seq: u32,
+    /// Estimated tokens as received.
+    pub before_tokens: u64,
+    /// Estimated tokens as sent.
+    pub after_tokens: u64,
+    /// A new cut was made on this request.
+    pub trimmed: bool,
+    /// Tool results compressed on this request.
+    pub compressed: u32,
+    /// The request starts with the previous rewritten request byte for byte.
+    pub prefix_reused: bool,
+    /// Still over the threshold after trimming as far as the rules allow.
+    pub over_limit: bool,
+    /// The request went out unchanged because of an error.
+    pub fail_open: bool,
+}
+
+/// Totals over all recorded requests.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Usage {
+    /// Requests seen.
+    pub requests: u64,
+    /// Sum of estimated tokens as received.
+    pub before_tokens: u64,
+    /// Sum of estimated tokens as sent.
+    pub after_tokens: u64,
+    /// Requests that reused the previous request as their prefix.
+    pub prefix_reused: u64,
+    /// Tool results compressed.
+    pub compressed: u64,
+    /// Requests over the threshold after trimming.
+    pub over_limit: u64,
+    /// Requests that went out unchanged because of an error.
+    pub fail_opens: u64,
+}
+
+impl Usage {
+    /// Adds one request.
+    pub fn add(&mut self, r: &RequestRecord) {
+        self.requests += 1;
+        self.before_tokens += r.before_tokens;
+        self.after_tokens += r.after_tokens;
+        self.prefix_reused += r.prefix_reused as u64;
+        self.compressed += u64::from(r.compressed);
+        self.over_limit += r.over_limit as u64;
+        self.fail_opens += r.fail_open as u64;
+    }
+}
+
+/// What a store holds about a session when it is opened.
+#[derive(Debug, Clone, Default)]
+pub struct Loaded {
+    /// Facts about every stored message.
+    pub messages: Vec<MsgInfo>,
+    /// Every cut made, oldest first.
+    pub cuts: Vec<Cut>,
+    /// Totals over recorded requests.
+    pub usage: Usage,
+    /// The last recorded request that was not a fail-open.
+    pub last_request: Option<RequestRecord>,
+}
+
+/// Everything one request writes, committed at once.
+#[derive(Debug, Clone, Copy)]
+pub struct RequestWrite<'a> {
+    /// Messages seen for the first time.
+    pub messages: &'a [NewMessage],
+    /// Full texts of newly compressed tool results.
+    pub blobs: &'a [Blob],
+    /// A new cut, with the fingerprints of the messages it takes out of the context.
+    pub cut: Option<(&'a Cut, &'a [Fp])>,
+    /// The request itself.
+    pub request: &'a RequestRecord,
+}
+
+/// Persistence for one session.
+pub trait Store {
+    /// Reads everything the engine keeps in memory about the session.
+    fn load(&mut self) -> Result<Loaded>;
+    /// Writes one request atomically: all of it or nothing.
+    fn commit(&mut self, write: &RequestWrite) -> Result<()>;
+    /// The full text of a compressed tool result.
+    fn blob(&mut self, id: &str) -> Result<Option<Blob>>;
+}
