@@ -7,12 +7,22 @@ use crate::fingerprint::Fp;
 use crate::message::{Block, Message, Role};
 use crate::tokens::{estimate_message, estimate_text};
 
-/// A tool result that is sent compressed (decided once, at first sight).
+/// Which part of a message is sent compressed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CompressedResult {
-    /// The call the result answers.
-    pub call_id: String,
-    /// Id of the blob holding the full text.
+#[serde(rename_all = "snake_case")]
+pub enum Part {
+    /// The tool result answering this call id.
+    ToolResult(String),
+    /// The n-th text block of an assistant message (0-based, counting text blocks only).
+    Text(usize),
+}
+
+/// A part of a message that is sent compressed (decided once, at first sight).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompressedPart {
+    /// The part.
+    pub part: Part,
+    /// Id of the blob holding its full text.
     pub blob_id: String,
 }
 
@@ -38,8 +48,8 @@ pub struct MsgInfo {
     pub results: Vec<String>,
     /// Carries signed or redacted thinking.
     pub signed_thinking: bool,
-    /// Its tool results that are sent compressed.
-    pub compressed: Vec<CompressedResult>,
+    /// Its parts that are sent compressed.
+    pub compressed: Vec<CompressedPart>,
     /// Carries a call or result of a protected tool.
     pub protected: bool,
 }
@@ -59,7 +69,7 @@ pub struct NewMessage {
     pub tool_call_id: Option<String>,
 }
 
-/// The full text of a compressed tool result.
+/// The full text of a compressed part.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Blob {
     /// Content-derived id.
@@ -74,6 +84,8 @@ pub struct Blob {
 pub struct Reading<'a> {
     /// Compress tool results above this many tokens.
     pub compress_over_tokens: u32,
+    /// Compress assistant text blocks above this many tokens (a runaway answer).
+    pub compress_text_over_tokens: u32,
     /// Tools never compressed.
     pub protected_tools: &'a [String],
 }
@@ -95,9 +107,13 @@ impl MsgInfo {
         let mut blobs = Vec::new();
         let mut protected = false;
         let is_protected = |name: &str| reading.protected_tools.iter().any(|p| p == name);
+        let mut texts = 0;
         for b in &msg.blocks {
-            match b {
-                Block::ToolCall { name, .. } => protected |= is_protected(name),
+            let (part, text, name, over) = match b {
+                Block::ToolCall { name, .. } => {
+                    protected |= is_protected(name);
+                    continue;
+                }
                 Block::ToolResult {
                     call_id,
                     name,
@@ -110,22 +126,29 @@ impl MsgInfo {
                     if guarded {
                         continue;
                     }
-                    if let Some(c) = compress(text, reading.compress_over_tokens) {
-                        let saved = estimate_text(text).saturating_sub(estimate_text(&c.text));
-                        sent_tokens = sent_tokens.saturating_sub(saved);
-                        compressed.push(CompressedResult {
-                            call_id: call_id.clone(),
-                            blob_id: c.blob_id.clone(),
-                        });
-                        let blob = Blob {
-                            id: c.blob_id.clone(),
-                            text: text.clone(),
-                            tool_name: name,
-                        };
-                        blobs.push((blob, c));
-                    }
+                    let part = Part::ToolResult(call_id.clone());
+                    (part, text, name, reading.compress_over_tokens)
                 }
-                _ => {}
+                Block::Text(text) if msg.role == Role::Assistant => {
+                    texts += 1;
+                    let part = Part::Text(texts - 1);
+                    (part, text, None, reading.compress_text_over_tokens)
+                }
+                _ => continue,
+            };
+            if let Some(c) = compress(text, over) {
+                let saved = estimate_text(text).saturating_sub(estimate_text(&c.text));
+                sent_tokens = sent_tokens.saturating_sub(saved);
+                compressed.push(CompressedPart {
+                    part,
+                    blob_id: c.blob_id.clone(),
+                });
+                let blob = Blob {
+                    id: c.blob_id.clone(),
+                    text: text.clone(),
+                    tool_name: name,
+                };
+                blobs.push((blob, c));
             }
         }
         let real_user = msg.is_real_user_turn();

@@ -119,7 +119,8 @@ impl<S: Store> Engine<S> {
             fps.push(fp);
         }
         let adapter = opts.format.adapter();
-        let fresh = read::read_new(self, &raws, &fps, adapter)?;
+        let trim_at = self.config.trim_at_for(&opts.model);
+        let fresh = read::read_new(self, &raws, &fps, adapter, trim_at)?;
         let n = raws.len();
         let first_new = n - fresh.messages.len();
         let infos: Vec<&MsgInfo> = (0..n)
@@ -129,7 +130,6 @@ impl<S: Store> Engine<S> {
             })
             .collect();
 
-        let trim_at = self.config.trim_at_for(&opts.model);
         let overhead = u64::from(opts.overhead_tokens);
         let before_tokens = infos.iter().map(|m| u64::from(m.tokens)).sum::<u64>() + overhead;
         let current = self.cuts.iter().rev().find(|c| c.applies_to(&fps)).cloned();
@@ -249,5 +249,50 @@ impl<S: Store> Engine<S> {
             Ok(()) => self.usage.add(&record),
             Err(_) => self.unrecorded_fail_opens += 1,
         }
+    }
+}
+
+impl TransformOptions {
+    /// Reads the options object of the public API:
+    /// `{"format": "openai"|"anthropic", "model": "…", "overheadTokens": n, "nowMs": n}`.
+    pub fn from_json(json: &str) -> Result<TransformOptions> {
+        let v: serde_json::Value = serde_json::from_str(json)
+            .map_err(|e| Error::InvalidArgument(format!("options must be a JSON object: {e}")))?;
+        let format = match v.get("format") {
+            None | Some(serde_json::Value::Null) => Format::OpenAi,
+            Some(serde_json::Value::String(s)) => Format::parse(s)?,
+            Some(_) => return Err(Error::InvalidArgument("format must be a string".into())),
+        };
+        let model = match v.get("model") {
+            None | Some(serde_json::Value::Null) => String::new(),
+            Some(serde_json::Value::String(s)) => s.clone(),
+            Some(_) => return Err(Error::InvalidArgument("model must be a string".into())),
+        };
+        let number = |key: &str| -> Result<u64> {
+            match v.get(key) {
+                None | Some(serde_json::Value::Null) => Ok(0),
+                Some(n) => n
+                    .as_f64()
+                    .filter(|f| *f >= 0.0 && f.is_finite())
+                    .map(|f| f as u64)
+                    .ok_or_else(|| {
+                        Error::InvalidArgument(format!("{key} must be a non-negative number"))
+                    }),
+            }
+        };
+        Ok(TransformOptions {
+            format,
+            model,
+            overhead_tokens: u32::try_from(number("overheadTokens")?).unwrap_or(u32::MAX),
+            now_ms: number("nowMs")?,
+        })
+    }
+}
+
+impl Outcome {
+    /// `{"plan": [...], "stats": {...}}` for the JavaScript side.
+    pub fn to_json(&self) -> String {
+        let stats = serde_json::to_string(&self.stats).unwrap_or_else(|_| "{}".into());
+        format!("{{\"plan\":{},\"stats\":{stats}}}", self.plan.to_json())
     }
 }

@@ -11,7 +11,7 @@ use crate::compress::compress;
 use crate::error::{Error, Result};
 use crate::fingerprint::Fp;
 use crate::format::WireFormat;
-use crate::history::MsgInfo;
+use crate::history::{MsgInfo, Part};
 use crate::message::Block;
 use crate::plan::OutPlan;
 use crate::tokens::estimate_text;
@@ -103,7 +103,7 @@ pub(super) fn build(
     Ok(plan)
 }
 
-/// The message with its compressed tool results replaced by their head/tail text.
+/// The message with its compressed parts replaced by their head/tail text.
 fn compressed_message(
     cache: &mut Cache,
     raw: &str,
@@ -118,13 +118,27 @@ fn compressed_message(
     let mut v = parse(raw, index)?;
     let view = adapter.view(&v, index)?;
     for c in &info.compressed {
-        let text = view.blocks.iter().find_map(|b| match b {
-            Block::ToolResult { call_id, text, .. } if *call_id == c.call_id => Some(text),
-            _ => None,
-        });
+        let text = match &c.part {
+            Part::ToolResult(id) => view.blocks.iter().find_map(|b| match b {
+                Block::ToolResult { call_id, text, .. } if call_id == id => Some(text),
+                _ => None,
+            }),
+            Part::Text(nth) => view
+                .blocks
+                .iter()
+                .filter_map(|b| match b {
+                    Block::Text(t) => Some(t),
+                    _ => None,
+                })
+                .nth(*nth),
+        };
         // Forced: the decision was made at first sight; the text depends only on the content.
-        if let Some(short) = text.and_then(|t| compress(t, 0)) {
-            adapter.set_tool_result_text(&mut v, &c.call_id, &short.text);
+        let Some(short) = text.and_then(|t| compress(t, 0)) else {
+            continue;
+        };
+        match &c.part {
+            Part::ToolResult(id) => adapter.set_tool_result_text(&mut v, id, &short.text),
+            Part::Text(nth) => adapter.set_text(&mut v, *nth, &short.text),
         }
     }
     let json: Arc<str> = Arc::from(v.to_string());

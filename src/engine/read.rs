@@ -26,6 +26,7 @@ pub(super) fn read_new<S: Store>(
     raws: &[&RawValue],
     fps: &[Fp],
     adapter: &dyn WireFormat,
+    trim_at: u32,
 ) -> Result<Fresh> {
     let first_new = fps
         .iter()
@@ -33,6 +34,7 @@ pub(super) fn read_new<S: Store>(
         .unwrap_or(fps.len());
     let reading = Reading {
         compress_over_tokens: engine.config.compress_over_tokens,
+        compress_text_over_tokens: engine.config.compress_over_tokens.max(trim_at / 4),
         protected_tools: &engine.config.protected_tools,
     };
     let mut prev_turn = first_new

@@ -14,7 +14,7 @@ pub struct Stats {
     pub after_tokens: u64,
     /// A new cut was made on this request.
     pub trimmed: bool,
-    /// Tool results compressed on this request (first sight).
+    /// Tool results (or runaway assistant texts) compressed on this request, at first sight.
     pub compressed: usize,
     /// The request went out unchanged because of an error (always false from the engine; the
     /// host sets it when it falls back).

@@ -3,7 +3,9 @@
 
 use serde_json::Value;
 
-use super::{content_text, object, other, prepend_to_content, string_field, WireFormat};
+use super::{
+    content_text, object, other, prepend_to_content, set_nth_text, string_field, WireFormat,
+};
 use crate::error::{Error, Result};
 use crate::message::{Block, Message, Role};
 
@@ -59,6 +61,10 @@ impl WireFormat for Anthropic {
                 obj.insert("content".into(), Value::String(text.into()));
             }
         }
+    }
+
+    fn set_text(&self, msg: &mut Value, nth: usize, text: &str) {
+        set_nth_text(msg.get_mut("content"), nth, text);
     }
 
     fn prepend_text(&self, msg: &mut Value, text: &str) {

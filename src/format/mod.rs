@@ -16,6 +16,8 @@ pub trait WireFormat: Sync {
     fn view(&self, msg: &Value, index: usize) -> Result<Message>;
     /// Replaces the content of the tool result answering `call_id` with `text`.
     fn set_tool_result_text(&self, msg: &mut Value, call_id: &str, text: &str);
+    /// Replaces the `nth` text block (counting text blocks only, as in the view) with `text`.
+    fn set_text(&self, msg: &mut Value, nth: usize, text: &str);
     /// Puts `text` in front of the message's content as its own text.
     fn prepend_text(&self, msg: &mut Value, text: &str);
     /// Removes signed and redacted thinking; returns false (and leaves the message as it was)
@@ -116,4 +118,22 @@ fn text_part(text: &str) -> Value {
     m.insert("type".into(), Value::String("text".into()));
     m.insert("text".into(), Value::String(text.into()));
     Value::Object(m)
+}
+
+/// Replaces the `nth` text of a content value: a string content is text 0, an array counts its
+/// `{type: "text"}` parts.
+fn set_nth_text(content: Option<&mut Value>, nth: usize, text: &str) {
+    match content {
+        Some(Value::String(s)) if nth == 0 => *s = text.to_string(),
+        Some(Value::Array(parts)) => {
+            let found = parts
+                .iter_mut()
+                .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
+                .nth(nth);
+            if let Some(Value::Object(p)) = found {
+                p.insert("text".into(), Value::String(text.into()));
+            }
+        }
+        _ => {}
+    }
 }

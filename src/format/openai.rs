@@ -4,7 +4,9 @@
 
 use serde_json::Value;
 
-use super::{content_text, object, other, prepend_to_content, string_field, WireFormat};
+use super::{
+    content_text, object, other, prepend_to_content, set_nth_text, string_field, WireFormat,
+};
 use crate::error::{Error, Result};
 use crate::message::{Block, Message, Role};
 
@@ -68,6 +70,10 @@ impl WireFormat for OpenAi {
         }
     }
 
+    fn set_text(&self, msg: &mut Value, nth: usize, text: &str) {
+        set_nth_text(msg.get_mut("content"), nth, text);
+    }
+
     fn prepend_text(&self, msg: &mut Value, text: &str) {
         if let Some(obj) = msg.as_object_mut() {
             let content = obj.entry("content").or_insert(Value::Null);
@@ -105,9 +111,6 @@ fn read_content(content: Option<&Value>, index: usize, blocks: &mut Vec<Block>) 
                 match obj.get("type").and_then(Value::as_str) {
                     Some("text") => {
                         blocks.push(Block::Text(string_field(obj, "text", index)?.into()))
-                    }
-                    Some("refusal") => {
-                        blocks.push(Block::Text(string_field(obj, "refusal", index)?.into()))
                     }
                     Some("image_url" | "input_audio" | "file" | "image") => {
                         blocks.push(Block::Image)

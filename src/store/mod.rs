@@ -1,8 +1,10 @@
 //! The session store seen from the engine: a trait, so the engine runs the same over the
 //! in-memory store (tests, no persistence) and over SQLite through the host's shim.
 
+mod ids;
 mod memory;
 
+pub use ids::{validate_id, MAX_ID_LEN};
 pub use memory::MemStore;
 
 use crate::error::Result;
@@ -29,7 +31,7 @@ pub struct RequestRecord {
     pub after_tokens: u64,
     /// A new cut was made on this request.
     pub trimmed: bool,
-    /// Tool results compressed on this request.
+    /// Parts compressed on this request.
     pub compressed: u32,
     /// The request starts with the previous rewritten request byte for byte.
     pub prefix_reused: bool,
@@ -50,7 +52,7 @@ pub struct Usage {
     pub after_tokens: u64,
     /// Requests that reused the previous request as their prefix.
     pub prefix_reused: u64,
-    /// Tool results compressed.
+    /// Parts compressed.
     pub compressed: u64,
     /// Requests over the threshold after trimming.
     pub over_limit: u64,
@@ -89,7 +91,7 @@ pub struct Loaded {
 pub struct RequestWrite<'a> {
     /// Messages seen for the first time.
     pub messages: &'a [NewMessage],
-    /// Full texts of newly compressed tool results.
+    /// Full texts of newly compressed parts.
     pub blobs: &'a [Blob],
     /// A new cut, with the fingerprints of the messages it takes out of the context.
     pub cut: Option<(&'a Cut, &'a [Fp])>,

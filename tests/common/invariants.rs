@@ -50,12 +50,12 @@ fn pointer_of(format: Format, m: &Value) -> Option<String> {
     first_text.starts_with(POINTER_PREFIX).then_some(first_text)
 }
 
-/// `m` is `orig` with its large tool results compressed (same calls answered, a header).
+/// `m` is `orig` with large parts compressed (same calls and results, a header).
 fn compressed_of(format: Format, orig: &Value, m: &Value) -> bool {
     let (a, b) = (view(format, orig), view(format, m));
     a.role == b.role
         && a.result_ids().eq(b.result_ids())
-        && b.result_ids().next().is_some()
+        && a.call_ids().eq(b.call_ids())
         && b.plain_text()
             .contains("[smarter-compact] output compressed:")
 }
