@@ -137,8 +137,14 @@ impl<S: Store> Engine<S> {
         let min_free = (self.config.min_free_fraction * f64::from(trim_at)) as u64;
         let mut new_cut = None;
         if self.manual_pending || out_tokens >= u64::from(trim_at) {
+            // A manual trim plans as if the request had just reached the threshold.
+            let plan_at = if self.manual_pending {
+                trim_at.min(u32::try_from(out_tokens).unwrap_or(u32::MAX))
+            } else {
+                trim_at
+            };
             let params = PlanParams {
-                trim_at,
+                trim_at: plan_at,
                 trim_to_fraction: self.config.trim_to_fraction,
                 keep_last_exchanges: self.config.keep_last_exchanges,
                 overhead_tokens: opts.overhead_tokens,
