@@ -1,0 +1,52 @@
+# smarter-compact: `make demo` and `make test` work on a fresh machine; each installs what it
+# needs, idempotently (the wasm target, wasm-bindgen-cli at the version Cargo.lock pins, npm
+# packages from package-lock.json).
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+
+WASM_TARGET := wasm32-unknown-unknown
+WASM := target/$(WASM_TARGET)/release/smarter_compact.wasm
+# The wasm-bindgen CLI must equal the crate version in Cargo.lock.
+WBG_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/"/,"",$$3); print $$3}' Cargo.lock)
+
+.PHONY: setup setup-rust build test test-rust test-js demo clean
+
+## Toolchain: the wasm target and the pinned wasm-bindgen CLI (no-ops when present).
+setup-rust:
+	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
+	@if [ "$$(wasm-bindgen --version 2>/dev/null | awk '{print $$2}')" != "$(WBG_VERSION)" ]; then \
+	  echo "installing wasm-bindgen-cli $(WBG_VERSION) (about 8 minutes, once)"; \
+	  cargo install wasm-bindgen-cli --version $(WBG_VERSION); fi
+
+## npm packages, reinstalled only when package-lock.json changed.
+node_modules/.package-lock.json: package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+setup: setup-rust node_modules/.package-lock.json
+
+## The wasm engine and the npm package in npm/ (generated parts are gitignored).
+build: setup-rust
+	cargo build --lib --release --target $(WASM_TARGET)
+	wasm-bindgen --target web --out-dir pkg $(WASM)
+	rm -rf npm/js npm/pkg npm/data
+	cp -r js npm/js
+	cp -r pkg npm/pkg
+	mkdir -p npm/data && cp data/demo-session.json data/README.md npm/data/
+
+test-rust:
+	cargo test --quiet
+
+test-js: build node_modules/.package-lock.json
+	node --test tests/js/
+
+## Everything that checks the project.
+test: setup test-rust test-js
+
+## The main job on a bundled real session.
+demo: setup build
+	node npm/js/cli.js demo
+
+clean:
+	rm -rf target pkg npm/js npm/pkg npm/data
