@@ -225,8 +225,10 @@ export const OPENCODE_ENV = {
 
 /**
  * `opencode run --format json` one prompt. Returns { code, stdout, stderr, events, requests, ... }.
- * `prompt` is passed as one argv word; `continue: true` adds --continue (same home = same session DB
- * and project dir). `cwd` overrides the project dir (default home.proj).
+ * The prompt goes in on stdin: `opencode run "a b"` would send the text wrapped in literal quotes
+ * (it re-quotes every argv word that contains a space); stdin arrives byte for byte.
+ * `continue: true` adds --continue (same home = same session DB and project dir).
+ * `cwd` overrides the project dir (default home.proj).
  */
 export async function runOpenCode({
   prompt,
@@ -251,9 +253,9 @@ export async function runOpenCode({
   const args = ["run", "--model", home.model, "--format", "json"];
   if (cont) args.push("--continue");
   if (printLogs) args.push("--print-logs", "--log-level", "INFO");
-  args.push(...extraArgs, prompt);
+  args.push(...extraArgs);
   const fullEnv = { ...baseEnv(home.home), ...OPENCODE_ENV, ...env };
-  const r = await runAndCollect(server, hostPaths().opencode, args, { cwd: dir, env: fullEnv, timeoutMs });
+  const r = await runAndCollect(server, hostPaths().opencode, args, { cwd: dir, env: fullEnv, timeoutMs, input: prompt });
   return { ...r, home };
 }
 

@@ -2,7 +2,8 @@
 //
 //   const srv = await startServer({ script: [{ tool: "bash", args: { command: "echo hi" } }, { text: "done" }], log: "/tmp/req.jsonl" });
 //   srv.url            // "http://127.0.0.1:<port>/v1"  (give it to the host as baseURL)
-//   srv.requests       // every request, in arrival order: { n, t, method, url, agent, userAgent, body }
+//   srv.requests       // every request, in arrival order: { n, t, method, url, agent, userAgent, body,
+//                      //   reply (the step used), response (the assistant message sent back) }
 //   srv.agentRequests()// only the ones that consumed (or would have consumed) a script step
 //   await srv.close();
 //
@@ -64,7 +65,7 @@ export async function startServer({
       url: req.url,
       agent: isAgent(body),
       userAgent: req.headers["user-agent"] ?? null,
-      body: body ?? raw,
+      body: body ?? (raw || null),
     };
     requests.push(entry);
     if (log) fs.appendFileSync(log, JSON.stringify(entry) + "\n");
@@ -107,6 +108,7 @@ export async function startServer({
         });
       }
       const msg = buildMessage(reply, () => `call_${++callSeq}`);
+      entry.response = msg.message;
       const usage = reply.usage ?? estimateUsage(raw, msg);
       const id = `chatcmpl-${entry.n}`;
       const created = Math.floor(Date.now() / 1000);
