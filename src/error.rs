@@ -39,6 +39,12 @@ pub enum Error {
     /// Something asked for does not exist (a blob id, a message).
     #[error("not found: {0}")]
     NotFound(String),
+    /// A statement refused by the SQL tool's guard (not a single read-only query).
+    #[error("SQL refused: {0}")]
+    SqlRefused(String),
+    /// A read-only query that failed or ran out of time.
+    #[error("SQL failed: {0}")]
+    Sql(String),
     /// The session store failed (SQLite error, unwritable file, locked database).
     #[error("store: {0}")]
     Store(String),
@@ -55,6 +61,8 @@ impl Error {
             Error::InvalidId { .. } => "E_BAD_ID",
             Error::InvalidArgument(_) => "E_ARG",
             Error::NotFound(_) => "E_NOT_FOUND",
+            Error::SqlRefused(_) => "E_SQL_REFUSED",
+            Error::Sql(_) => "E_SQL",
             Error::Store(_) => "E_STORE",
         }
     }

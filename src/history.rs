@@ -54,6 +54,19 @@ pub struct MsgInfo {
     pub protected: bool,
 }
 
+/// A tool output carried by a newly seen message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Output {
+    /// The call it answers.
+    pub call_id: String,
+    /// Tool name when known.
+    pub tool_name: Option<String>,
+    /// The full output.
+    pub text: String,
+    /// Set when the output is sent compressed.
+    pub blob_id: Option<String>,
+}
+
 /// A newly seen message: its facts plus what goes into the store once.
 #[derive(Debug, Clone)]
 pub struct NewMessage {
@@ -61,8 +74,12 @@ pub struct NewMessage {
     pub info: MsgInfo,
     /// The wire JSON as received.
     pub json: String,
-    /// Searchable text.
+    /// All its text (tool outputs uncompressed), for the `messages.text` column.
     pub text: String,
+    /// Its text without tool outputs (those are indexed line by line).
+    pub prose: String,
+    /// Its tool outputs.
+    pub outputs: Vec<Output>,
     /// Tool name (of the call it makes or the result it carries).
     pub tool_name: Option<String>,
     /// Tool call id (of the result it carries, or the first call it makes).

@@ -27,3 +27,6 @@ mod wasm;
 
 pub use engine::{Engine, TransformOptions};
 pub use error::{Error, Result};
+
+/// Version of this engine: the writer version of every row it stores.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -4,6 +4,7 @@
 mod output;
 mod read;
 mod report;
+mod tools;
 
 use std::collections::HashMap;
 

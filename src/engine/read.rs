@@ -9,7 +9,7 @@ use super::Engine;
 use crate::error::{Error, Result};
 use crate::fingerprint::Fp;
 use crate::format::WireFormat;
-use crate::history::{Blob, MsgInfo, NewMessage, Reading};
+use crate::history::{Blob, MsgInfo, NewMessage, Output, Part, Reading};
 use crate::message::Block;
 use crate::store::Store;
 
@@ -63,14 +63,34 @@ pub(super) fn read_new<S: Store>(
         }
         let (info, blobs) = MsgInfo::read(fps[i], &view, prev_turn, &reading, &name_of);
         prev_turn = info.turn;
-        let first_result = view.blocks.iter().find_map(|b| match b {
-            Block::ToolResult { call_id, name, .. } => {
-                Some((call_id.clone(), name.clone().or_else(|| name_of(call_id))))
+        let mut prose = Vec::new();
+        let mut outputs = Vec::new();
+        for b in &view.blocks {
+            match b {
+                Block::ToolResult {
+                    call_id,
+                    name,
+                    text,
+                    ..
+                } => outputs.push(Output {
+                    call_id: call_id.clone(),
+                    tool_name: name.clone().or_else(|| name_of(call_id)),
+                    text: text.clone(),
+                    blob_id: info
+                        .compressed
+                        .iter()
+                        .find(|c| c.part == Part::ToolResult(call_id.clone()))
+                        .map(|c| c.blob_id.clone()),
+                }),
+                Block::Text(t) | Block::Thinking { text: t, .. } if !t.is_empty() => {
+                    prose.push(t.as_str())
+                }
+                Block::ToolCall { arguments, .. } => prose.push(arguments.as_str()),
+                _ => {}
             }
-            _ => None,
-        });
-        let (tool_call_id, tool_name) = match (first_result, info.calls.first()) {
-            (Some((id, name)), _) => (Some(id), name),
+        }
+        let (tool_call_id, tool_name) = match (outputs.first(), info.calls.first()) {
+            (Some(o), _) => (Some(o.call_id.clone()), o.tool_name.clone()),
             (None, Some((id, name))) => (Some(id.clone()), Some(name.clone())),
             (None, None) => (None, None),
         };
@@ -82,6 +102,8 @@ pub(super) fn read_new<S: Store>(
             info,
             json: raws[i].get().to_string(),
             text: view.plain_text(),
+            prose: prose.join("\n"),
+            outputs,
             tool_name,
             tool_call_id,
         });

@@ -1,11 +1,23 @@
 //! The session store seen from the engine: a trait, so the engine runs the same over the
 //! in-memory store (tests, no persistence) and over SQLite through the host's shim.
 
+mod get;
+mod guard;
 mod ids;
 mod memory;
+mod schema;
+mod search;
+mod sql;
+mod sqlite;
 
+pub use get::{get, Page, PAGE_BYTES, PAGE_LINES};
+pub use guard::{check_sql, SqlRows, MAX_ROWS};
 pub use ids::{validate_id, MAX_ID_LEN};
 pub use memory::MemStore;
+pub use schema::{migrate, SCHEMA_DOC, SCHEMA_VERSION};
+pub use search::{bm25, index_terms, match_expr, search, snippet, Hit, Scope};
+pub use sql::{scalar, transaction, Sql, SqlValue};
+pub use sqlite::SqlStore;
 
 use crate::error::Result;
 use crate::fingerprint::Fp;

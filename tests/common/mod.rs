@@ -116,7 +116,11 @@ pub struct Step {
 }
 
 /// Feeds `history` request by request to a fresh engine.
-pub fn replay(engine: &mut Engine<MemStore>, reqs: &[Vec<Value>], format: Format) -> Vec<Step> {
+pub fn replay<S: smarter_compact::store::Store>(
+    engine: &mut Engine<S>,
+    reqs: &[Vec<Value>],
+    format: Format,
+) -> Vec<Step> {
     reqs.iter()
         .map(|req| {
             let texts: Vec<String> = req.iter().map(Value::to_string).collect();
@@ -135,3 +139,5 @@ pub fn replay(engine: &mut Engine<MemStore>, reqs: &[Vec<Value>], format: Format
 }
 
 pub mod invariants;
+pub mod native_sql;
+pub mod store_env;

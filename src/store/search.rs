@@ -1,0 +1,345 @@
+//! Full-text search over the session store: FTS4 everywhere (sql.js has no FTS5), ranked here
+//! with BM25 computed from `matchinfo`, so every SQLite backend ranks the same.
+//!
+//! Code and logs need more than words: the index keeps identifiers with underscores whole
+//! (`_base_manager`), adds their parts and camelCase parts as extra terms, and a query token with
+//! dots, slashes or dashes (`django/db/models/query.py`) becomes a phrase of its parts.
+
+use serde::Serialize;
+
+use super::sql::{Sql, SqlValue};
+use crate::error::{Error, Result};
+
+/// BM25 parameters.
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+/// Weight of the `body` and `terms` columns.
+const WEIGHTS: [f64; 2] = [1.0, 0.4];
+/// Most matching rows ranked per table (a very common word can match everything).
+const MAX_CANDIDATES: usize = 20_000;
+/// Most query terms used.
+const MAX_TERMS: usize = 32;
+/// Longest snippet, in bytes.
+const SNIPPET_BYTES: usize = 300;
+
+/// Which rows a search looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    /// What the model cannot see: trimmed messages and the full text of compressed outputs.
+    Trimmed,
+    /// Everything stored.
+    All,
+}
+
+/// One search hit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hit {
+    /// Message number (`messages.seq`).
+    pub seq: i64,
+    /// Role of the message.
+    pub role: String,
+    /// Tool name for tool calls and outputs.
+    pub tool_name: Option<String>,
+    /// The matching text (a line of a tool output, or a window of a message).
+    pub snippet: String,
+    /// The blob holding the full output, when the output was compressed.
+    pub blob_id: Option<String>,
+    /// 1-based line number inside the tool output.
+    pub line: Option<i64>,
+    /// The message is still in the model's context.
+    pub in_context: bool,
+    /// BM25 score (higher is better).
+    pub score: f64,
+}
+
+/// Extra index terms of a text: the parts of identifiers joined by `_` and of camelCase words.
+pub fn index_terms(text: &str) -> String {
+    let mut out = String::new();
+    for word in text.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+        let mut parts: Vec<String> = Vec::new();
+        if word.contains('_') {
+            parts.extend(
+                word.split('_')
+                    .filter(|p| !p.is_empty())
+                    .map(str::to_lowercase),
+            );
+        }
+        parts.extend(camel_parts(word));
+        for p in parts {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(&p);
+        }
+    }
+    out
+}
+
+/// `getUserName` → `get user name`; nothing for words without an inner capital.
+fn camel_parts(word: &str) -> Vec<String> {
+    let chars: Vec<char> = word.chars().collect();
+    let inner_upper = chars
+        .windows(2)
+        .any(|w| w[0].is_lowercase() && w[1].is_uppercase());
+    if !inner_upper {
+        return Vec::new();
+    }
+    let mut parts = Vec::new();
+    let mut cur = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        if c == '_' {
+            continue;
+        }
+        if i > 0 && c.is_uppercase() && chars[i - 1].is_lowercase() && !cur.is_empty() {
+            parts.push(std::mem::take(&mut cur).to_lowercase());
+        }
+        cur.push(c);
+    }
+    if !cur.is_empty() {
+        parts.push(cur.to_lowercase());
+    }
+    parts
+}
+
+/// The FTS4 MATCH expression for a free-text query; `None` when it has no searchable term.
+pub fn match_expr(query: &str) -> Option<String> {
+    let mut terms: Vec<String> = Vec::new();
+    for chunk in query.split_whitespace() {
+        let parts: Vec<&str> = chunk
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|p| !p.trim_matches('_').is_empty())
+            .collect();
+        match parts.len() {
+            0 => {}
+            1 => terms.push(format!("\"{}\"", parts[0])),
+            _ => terms.push(format!("\"{}\"", parts.join(" "))),
+        }
+        // Parts of identifiers match the extra terms column (FTS4 column filters take single
+        // terms, not phrases).
+        for p in &parts {
+            if p.contains('_') {
+                terms.extend(
+                    index_terms(p)
+                        .split(' ')
+                        .filter(|t| !t.is_empty())
+                        .map(|t| format!("terms:{t}")),
+                );
+            }
+        }
+    }
+    terms.dedup();
+    terms.truncate(MAX_TERMS);
+    (!terms.is_empty()).then(|| terms.join(" OR "))
+}
+
+/// Okapi BM25 of one row from its `matchinfo(…, 'pcnalx')` blob.
+pub fn bm25(matchinfo: &[u8], weights: &[f64]) -> f64 {
+    let v: Vec<f64> = matchinfo
+        .chunks_exact(4)
+        .map(|c| f64::from(u32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+        .collect();
+    if v.len() < 3 {
+        return 0.0;
+    }
+    let (p, c, n) = (v[0] as usize, v[1] as usize, v[2]);
+    let avg = |j: usize| v.get(3 + j).copied().unwrap_or(1.0).max(1.0);
+    let len = |j: usize| v.get(3 + c + j).copied().unwrap_or(0.0);
+    let x = 3 + 2 * c;
+    let mut score = 0.0;
+    for i in 0..p {
+        for j in 0..c {
+            let at = x + 3 * (i * c + j);
+            let (Some(&tf), Some(&docs)) = (v.get(at), v.get(at + 2)) else {
+                continue;
+            };
+            if tf == 0.0 {
+                continue;
+            }
+            let idf = ((n - docs + 0.5) / (docs + 0.5) + 1.0).ln();
+            let norm = tf + K1 * (1.0 - B + B * len(j) / avg(j));
+            score += weights.get(j).copied().unwrap_or(1.0) * idf * tf * (K1 + 1.0) / norm;
+        }
+    }
+    score
+}
+
+/// Ranks the rows an FTS query returns as (docid, matchinfo), best first.
+fn ranked<S: Sql + ?Sized>(db: &mut S, sql: &str, expr: &str) -> Result<Vec<(i64, f64)>> {
+    let mut rows: Vec<(i64, f64)> = db
+        .query(
+            sql,
+            &[
+                SqlValue::Text(expr.to_string()),
+                SqlValue::Int(MAX_CANDIDATES as i64),
+            ],
+        )?
+        .into_iter()
+        .map(|r| (r[0].as_i64(), bm25(r[1].as_bytes(), &WEIGHTS)))
+        .collect();
+    rows.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+    Ok(rows)
+}
+
+/// Searches the store; the best `limit` hits, best first.
+pub fn search<S: Sql + ?Sized>(
+    db: &mut S,
+    query: &str,
+    limit: usize,
+    scope: Scope,
+) -> Result<Vec<Hit>> {
+    if !(1..=50).contains(&limit) {
+        return Err(Error::InvalidArgument(format!(
+            "limit must be 1..=50, got {limit}"
+        )));
+    }
+    let Some(expr) = match_expr(query) else {
+        return Err(Error::InvalidArgument(
+            "the query has no word to search for".into(),
+        ));
+    };
+    let trimmed = scope == Scope::Trimmed;
+    let lines_sql = format!(
+        "SELECT lines_fts.docid, matchinfo(lines_fts, 'pcnalx') FROM lines_fts \
+         JOIN output_lines o ON o.id = lines_fts.docid JOIN messages m ON m.seq = o.seq \
+         WHERE lines_fts MATCH ?{} LIMIT ?",
+        if trimmed {
+            " AND (m.in_context = 0 OR o.blob_id IS NOT NULL)"
+        } else {
+            ""
+        }
+    );
+    let msgs_sql = format!(
+        "SELECT messages_fts.docid, matchinfo(messages_fts, 'pcnalx') FROM messages_fts \
+         JOIN messages m ON m.seq = messages_fts.docid WHERE messages_fts MATCH ?{} LIMIT ?",
+        if trimmed { " AND m.in_context = 0" } else { "" }
+    );
+    let mut all: Vec<(bool, i64, f64)> = ranked(db, &lines_sql, &expr)?
+        .into_iter()
+        .map(|(id, s)| (true, id, s))
+        .chain(
+            ranked(db, &msgs_sql, &expr)?
+                .into_iter()
+                .map(|(id, s)| (false, id, s)),
+        )
+        .collect();
+    all.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.1.cmp(&b.1)));
+    all.truncate(limit);
+    let words = query_words(query);
+    let mut hits = Vec::with_capacity(all.len());
+    for (is_line, id, score) in all {
+        let hit = if is_line {
+            let r = db.query(
+                "SELECT o.seq, o.line_no, o.text, o.blob_id, o.tool_name, m.role, m.in_context FROM output_lines o JOIN messages m ON m.seq = o.seq WHERE o.id = ?",
+                &[SqlValue::Int(id)],
+            )?;
+            r.into_iter().next().map(|r| Hit {
+                seq: r[0].as_i64(),
+                line: Some(r[1].as_i64()),
+                snippet: snippet(&r[2].as_text(), &words),
+                blob_id: text_or_none(&r[3]),
+                tool_name: text_or_none(&r[4]),
+                role: r[5].as_text(),
+                in_context: r[6].as_i64() != 0,
+                score,
+            })
+        } else {
+            let r = db.query(
+                "SELECT seq, role, tool_name, text, in_context FROM messages WHERE seq = ?",
+                &[SqlValue::Int(id)],
+            )?;
+            r.into_iter().next().map(|r| Hit {
+                seq: r[0].as_i64(),
+                role: r[1].as_text(),
+                tool_name: text_or_none(&r[2]),
+                snippet: snippet(&r[3].as_text(), &words),
+                blob_id: None,
+                line: None,
+                in_context: r[4].as_i64() != 0,
+                score,
+            })
+        };
+        hits.extend(hit);
+    }
+    Ok(hits)
+}
+
+fn text_or_none(v: &SqlValue) -> Option<String> {
+    match v {
+        SqlValue::Null => None,
+        v => Some(v.as_text()),
+    }
+}
+
+/// Lower-case words of a query, for placing snippets.
+fn query_words(query: &str) -> Vec<String> {
+    query
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| w.len() >= 2)
+        .map(str::to_ascii_lowercase)
+        .collect()
+}
+
+/// A window of `text` around the first query word it contains, on character boundaries.
+pub fn snippet(text: &str, words: &[String]) -> String {
+    let lower = text.to_ascii_lowercase();
+    let at = words
+        .iter()
+        .filter_map(|w| lower.find(w.as_str()))
+        .min()
+        .unwrap_or(0);
+    let mut start = at.saturating_sub(SNIPPET_BYTES / 3);
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = (start + SNIPPET_BYTES).min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut s = String::new();
+    if start > 0 {
+        s.push('…');
+    }
+    s.push_str(&text[start..end].replace('\n', " ⏎ "));
+    if end < text.len() {
+        s.push('…');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_terms_split_identifiers() {
+        assert_eq!(index_terms("self._base_manager.get()"), "base manager");
+        assert_eq!(index_terms("getUserName(x)"), "get user name");
+        assert_eq!(index_terms("plain words only"), "");
+    }
+
+    #[test]
+    fn queries_become_phrases_and_terms() {
+        assert_eq!(
+            match_expr("django/db/models/query.py").unwrap(),
+            "\"django db models query py\""
+        );
+        assert_eq!(
+            match_expr("_base_manager").unwrap(),
+            "\"_base_manager\" OR terms:base OR terms:manager"
+        );
+        assert_eq!(match_expr("0x7f3a 404").unwrap(), "\"0x7f3a\" OR \"404\"");
+        assert!(match_expr("  ?? -- ").is_none());
+        assert!(match_expr("\"quoted\" OR injection*")
+            .unwrap()
+            .split(" OR ")
+            .all(|t| !t.contains('*')));
+    }
+
+    #[test]
+    fn snippet_is_a_window_on_char_boundaries() {
+        let text = format!("{}needle{}", "é".repeat(400), "ü".repeat(400));
+        let s = snippet(&text, &["needle".to_string()]);
+        assert!(s.contains("needle") && s.starts_with('…') && s.ends_with('…'));
+    }
+}
