@@ -1,40 +1,97 @@
 // The public API of smarter-compact (DESIGN §10).
+import { mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { resolveStateDir, engineOptions } from "./config.js";
 import { asCoded, codedError, isTrap } from "./errors.js";
 import { applyPlan } from "./plan.js";
+import { openSqlite } from "./shims/index.js";
+import { runReadonlySql, SQL_TIMEOUT_MS } from "./sql.js";
+import { statusText } from "./status.js";
 import { engineModule, discardInstance } from "./wasm.js";
 
 export { codedError } from "./errors.js";
+export { openSqlite } from "./shims/index.js";
+export { toolDefinitions, runTool } from "./tools.js";
 
 const FORMATS = new Set(["openai", "anthropic"]);
+const SCOPES = new Set(["trimmed", "all"]);
+const MODES = new Set(["auto", "fts", "hybrid"]);
+
+/** Path of a session's database under a state directory. */
+export function sessionPath(stateDir, sessionId) {
+  return join(stateDir, "context", "sessions", `${sessionId}.db`);
+}
 
 /**
- * A compactor for one session. `transform` never throws unless `strict` is set: on any error the
- * request goes out unchanged and `stats.fail_open` is true.
+ * A compactor for one session. `transform` never throws unless `strict` is set: on any error
+ * (a malformed request, a broken store, a trapped engine) the request goes out unchanged and
+ * `stats.fail_open` is true; the next request tries again.
  */
 class Compactor {
   #sessionId;
+  #path;
   #options;
+  #sqlite;
+  #shim = null;
   #glue = null;
   #engine = null;
   #failOpens = 0;
+  #storeError = null;
 
-  constructor(sessionId, options) {
+  constructor(sessionId, path, options, sqlite) {
     this.#sessionId = sessionId;
+    this.#path = path;
     this.#options = options;
+    this.#sqlite = sqlite;
   }
 
+  /** The engine, opening the store and the module if needed. */
   async #live() {
-    if (!this.#engine) {
-      this.#glue = await engineModule();
-      this.#engine = new this.#glue.Engine(this.#sessionId, this.#options);
+    if (this.#engine) return this.#engine;
+    this.#glue ??= await engineModule();
+    this.#glue.validateId(this.#sessionId);
+    try {
+      this.#shim ??= await this.#openShim();
+      this.#engine = new this.#glue.Engine(this.#sessionId, this.#options, this.#shim);
+    } catch (e) {
+      this.#closeShim();
+      throw e.code ? e : codedError("E_STORE", `cannot open the session store: ${e.message}`, e);
     }
     return this.#engine;
   }
 
+  async #openShim() {
+    const s = this.#sqlite;
+    if (s && typeof s === "object") return s;
+    try {
+      mkdirSync(dirname(this.#path), { recursive: true });
+    } catch (e) {
+      throw codedError("E_STORE", `cannot create ${dirname(this.#path)}: ${e.message}`, e);
+    }
+    return openSqlite({ path: this.#path, backend: typeof s === "string" ? s : undefined });
+  }
+
+  #closeShim() {
+    if (this.#shim && this.#shim !== this.#sqlite) {
+      try {
+        this.#shim.close?.();
+      } catch {
+        // a broken connection may not close cleanly; it is dropped either way
+      }
+    }
+    this.#shim = null;
+  }
+
+  /** After an error: a trapped module is discarded; a store error drops the connection. */
   #forget(e) {
-    if (isTrap(e) && this.#glue) {
+    if (e?.code === "E_STORE") {
+      this.#storeError = { code: e.code, message: e.message, at: new Date().toISOString() };
+      this.#engine?.free();
+      this.#engine = null;
+      this.#closeShim();
+    } else if (isTrap(e) && this.#glue) {
       discardInstance(this.#glue);
+      this.#glue = null;
       this.#engine = null;
     }
   }
@@ -48,6 +105,7 @@ class Compactor {
       const engine = await this.#live();
       const body = JSON.stringify(messages);
       const result = JSON.parse(engine.transform(body, JSON.stringify({ model, format, overheadTokens, nowMs: Date.now() })));
+      this.#storeError = null;
       return { messages: applyPlan(messages, result.plan), stats: result.stats };
     } catch (e) {
       const err = asCoded(e);
@@ -66,35 +124,97 @@ class Compactor {
     }
   }
 
-  /** Makes the next `transform` trim, whatever the request's size. */
-  async compactNow() {
-    (await this.#live()).compactNow();
+  /** Runs `fn(engine)`; engine errors come out as coded Errors. */
+  async #call(fn) {
+    try {
+      return fn(await this.#live());
+    } catch (e) {
+      this.#forget(e);
+      throw asCoded(e);
+    }
   }
 
-  /** The session status: thresholds, trims, fail-opens, usage. */
+  /** Makes the next `transform` trim, whatever the request's size. */
+  async compactNow() {
+    await this.#call((e) => e.compactNow());
+  }
+
+  /** `smart_compact_search`: ranked hits `{hits, text, mode}`. */
+  async search(query, { limit = 8, scope = "trimmed", mode = "auto" } = {}) {
+    if (typeof query !== "string" || !query.trim()) throw codedError("E_ARG", "query must be a non-empty string");
+    if (!Number.isInteger(limit) || limit < 1 || limit > 50) throw codedError("E_ARG", "limit must be an integer in 1..50");
+    if (!SCOPES.has(scope)) throw codedError("E_ARG", 'scope must be "trimmed" or "all"');
+    if (!MODES.has(mode)) throw codedError("E_ARG", 'mode must be "auto", "fts" or "hybrid"');
+    const res = JSON.parse(await this.#call((e) => e.search(query, limit, scope)));
+    return { ...res, mode: "fts" };
+  }
+
+  /** `smart_compact_get`: a page of a compressed output or a message, `{page, text}`. */
+  async get(id, { start_line, end_line } = {}) {
+    if (typeof id !== "string" && !Number.isInteger(id)) throw codedError("E_ARG", "id must be a string or a message number");
+    for (const [k, v] of Object.entries({ start_line, end_line })) {
+      if (v !== undefined && (!Number.isInteger(v) || v < 1)) throw codedError("E_ARG", `${k} must be a positive integer`);
+    }
+    return JSON.parse(await this.#call((e) => e.get(String(id), start_line ?? 0, end_line ?? 0)));
+  }
+
+  /** `smart_compact_sql`: one read-only query, `{columns, rows, truncated, text}`. */
+  async sql(statement, { timeoutMs = SQL_TIMEOUT_MS } = {}) {
+    if (typeof statement !== "string") throw codedError("E_ARG", "sql must be a string");
+    await this.#live();
+    const checked = asCodedCall(() => this.#glue.checkSql(statement));
+    const shim = this.#shim;
+    if (!shim?.path || !shim?.kind) throw codedError("E_SQL", "the SQL tool needs a file-backed SQLite backend");
+    shim.flush?.(); // sql.js: the child reads the file
+    const res = await runReadonlySql({ kind: shim.kind, path: shim.path, sql: checked, maxRows: 200, timeoutMs });
+    return { ...res, text: this.#glue.renderSqlRows(JSON.stringify(res)) };
+  }
+
+  /** `context_status`: thresholds, store, trims, fail-opens, usage. */
   async status() {
-    const status = JSON.parse((await this.#live()).status());
-    status.fail_opens = Math.max(status.fail_opens, this.#failOpens);
+    const base = { session_id: this.#sessionId, store: { path: this.#path, backend: this.#shim?.kind ?? null, ok: true, error: null } };
+    let engine = null;
+    try {
+      engine = JSON.parse((await this.#live()).status());
+    } catch (e) {
+      this.#forget(e);
+      this.#storeError ??= { code: asCoded(e).code, message: asCoded(e).message, at: new Date().toISOString() };
+    }
+    if (this.#storeError) base.store = { ...base.store, ok: false, error: this.#storeError };
+    const status = { ...(engine ?? {}), ...base };
+    status.fail_opens = Math.max(engine?.fail_opens ?? 0, this.#failOpens);
+    status.text = statusText(status);
     return status;
   }
 
-  /** Releases the engine. */
+  /** Flushes and releases the store. */
   async close() {
     this.#engine?.free();
     this.#engine = null;
+    this.#closeShim();
   }
 }
 
-/** Creates the compactor of one session. */
-export async function createCompactor({ sessionId, stateDir, config } = {}) {
-  if (typeof sessionId !== "string") throw codedError("E_BAD_ID", "sessionId must be a string");
-  const c = new Compactor(sessionId, engineOptions(resolveStateDir(stateDir), config));
+function asCodedCall(fn) {
   try {
-    await c.status(); // opens the engine: a bad id or broken module fails here, with a code
+    return fn();
   } catch (e) {
     throw asCoded(e);
   }
-  return c;
+}
+
+/**
+ * Creates the compactor of one session. `sqlite` is a backend name ("bun:sqlite", "node:sqlite",
+ * "better-sqlite3", "sql.js"), or a shim object `{exec, query, kind?, path?}`; by default the best
+ * backend of the runtime. Rejects only for an unusable session id (E_BAD_ID): a store that cannot
+ * be opened makes requests pass through unchanged until it can.
+ */
+export async function createCompactor({ sessionId, stateDir, sqlite, config } = {}) {
+  if (typeof sessionId !== "string") throw codedError("E_BAD_ID", "sessionId must be a string");
+  const glue = await engineModule();
+  asCodedCall(() => glue.validateId(sessionId));
+  const dir = resolveStateDir(stateDir);
+  return new Compactor(sessionId, sessionPath(dir, sessionId), engineOptions(dir, config), sqlite);
 }
 
 /** Version of the engine. */

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use super::ids::validate_id;
+use super::search::{defuse, FENCE_CLOSE, FENCE_OPEN};
 use super::sql::{Sql, SqlValue};
 use crate::compress::lines;
 use crate::error::{Error, Result};
@@ -111,13 +112,18 @@ impl Page {
     /// The page as the tool shows it to the model.
     pub fn render(&self) -> String {
         let mut s = format!(
-            "[smart_compact_get id={} lines {}–{} of {}]\n{}",
-            self.id, self.start_line, self.end_line, self.total_lines, self.text
+            "{FENCE_OPEN}\n[smart_compact_get id={} lines {}–{} of {}]\n{}",
+            self.id,
+            self.start_line,
+            self.end_line,
+            self.total_lines,
+            defuse(&self.text)
         );
         match &self.next {
-            Some(next) => s.push_str(&format!("[more: {next}]")),
-            None => s.push_str("[end]"),
+            Some(next) => s.push_str(&format!("[more: {next}]\n")),
+            None => s.push_str("[end]\n"),
         }
+        s.push_str(FENCE_CLOSE);
         s
     }
 }

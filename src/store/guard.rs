@@ -6,6 +6,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::search::{defuse, FENCE_CLOSE, FENCE_OPEN};
 use crate::error::{Error, Result};
 
 /// Longest statement accepted.
@@ -174,13 +175,14 @@ impl SqlRows {
     /// The result as the tool shows it: a header, one line per row (cells separated by ` | `),
     /// capped in bytes, and a footer saying what was left out.
     pub fn render(&self) -> String {
-        let mut out = self.columns.join(" | ");
+        let mut out = format!("{FENCE_OPEN}\n");
+        out.push_str(&defuse(&self.columns.join(" | ")));
         out.push('\n');
         let mut shown = 0;
         let mut bytes_cut = false;
         for row in &self.rows {
             let line: Vec<String> = row.iter().map(cell).collect();
-            let line = line.join(" | ").replace('\n', "⏎");
+            let line = defuse(&line.join(" | ").replace('\n', "⏎"));
             if out.len() + line.len() + 1 > MAX_OUTPUT_BYTES {
                 bytes_cut = true;
                 break;
@@ -196,6 +198,8 @@ impl SqlRows {
                 "(first {n} rows shown; the result has more — add LIMIT/OFFSET or aggregate with count(*))"
             ),
         });
+        out.push('\n');
+        out.push_str(FENCE_CLOSE);
         out
     }
 }
@@ -263,6 +267,7 @@ mod tests {
         };
         let out = rows.render();
         assert!(out.len() <= MAX_OUTPUT_BYTES + 200);
-        assert!(out.ends_with("aggregate with count(*))"));
+        assert!(out.contains("aggregate with count(*))"));
+        assert!(out.starts_with(FENCE_OPEN) && out.ends_with(FENCE_CLOSE));
     }
 }

@@ -15,7 +15,7 @@ pub use guard::{check_sql, SqlRows, MAX_ROWS};
 pub use ids::{validate_id, MAX_ID_LEN};
 pub use memory::MemStore;
 pub use schema::{migrate, SCHEMA_DOC, SCHEMA_VERSION};
-pub use search::{bm25, index_terms, match_expr, search, snippet, Hit, Scope};
+pub use search::{bm25, defuse, index_terms, match_expr, render_hits, search, snippet, Hit, Scope, FENCE_CLOSE, FENCE_OPEN};
 pub use sql::{scalar, transaction, Sql, SqlValue};
 pub use sqlite::SqlStore;
 

@@ -74,6 +74,9 @@ impl From<Option<&str>> for SqlValue {
 }
 
 /// An open SQLite database provided by the host.
+///
+/// Some hosts bind every JavaScript number as REAL (better-sqlite3), so SQL that needs an
+/// INTEGER parameter (an FTS docid, a LIMIT) casts it: `CAST(? AS INTEGER)`.
 pub trait Sql {
     /// Runs one statement that returns no rows (DDL, INSERT, UPDATE, BEGIN, COMMIT).
     fn exec(&mut self, sql: &str, params: &[SqlValue]) -> Result<()>;

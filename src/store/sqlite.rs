@@ -173,7 +173,7 @@ fn insert_message<S: Sql>(
         .ok_or_else(|| Error::Store("message row vanished after insert".into()))?;
     if !m.prose.trim().is_empty() {
         db.exec(
-            "INSERT INTO messages_fts(docid, body, terms) VALUES (?,?,?)",
+            "INSERT INTO messages_fts(docid, body, terms) VALUES (CAST(? AS INTEGER), ?, ?)",
             &[
                 int(seq),
                 m.prose.as_str().into(),

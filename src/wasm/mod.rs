@@ -3,50 +3,54 @@
 //! stable `code`.
 
 mod error;
+mod sql;
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 
 use crate::config::Config;
 use crate::engine::{Engine as CoreEngine, TransformOptions};
-use crate::store::{validate_id, MemStore};
+use crate::store::{check_sql, render_hits, validate_id, Scope, SqlRows, SqlStore, SCHEMA_DOC};
 use error::to_js;
+use sql::{JsSql, SqliteHost};
+
+type Result<T> = std::result::Result<T, JsValue>;
+
+fn arg(msg: impl Into<String>) -> JsValue {
+    to_js(crate::Error::InvalidArgument(msg.into()))
+}
 
 /// The engine for one session, as seen from JavaScript.
 #[wasm_bindgen]
 pub struct Engine {
-    inner: CoreEngine<MemStore>,
+    inner: CoreEngine<SqlStore<JsSql>>,
 }
 
 #[wasm_bindgen]
 impl Engine {
-    /// Opens the engine for a session. `options` is JSON:
+    /// Opens the engine for a session over the host's SQLite connection. `options` is JSON:
     /// `{"config": {...}, "env": {"CONTEXT_TRIM_AT_TOKENS": "…", …}, "toml": "…"}`.
     #[wasm_bindgen(constructor)]
-    pub fn new(session_id: &str, options: &str) -> Result<Engine, JsValue> {
+    pub fn new(session_id: &str, options: &str, sqlite: SqliteHost) -> Result<Engine> {
         validate_id(session_id).map_err(to_js)?;
-        let opts: Value = serde_json::from_str(options)
-            .map_err(|e| to_js(crate::Error::InvalidArgument(format!("options: {e}"))))?;
+        let opts: Value = serde_json::from_str(options).map_err(|e| arg(format!("options: {e}")))?;
         let env: BTreeMap<String, String> = opts
             .get("env")
             .and_then(Value::as_object)
-            .map(|m| {
-                m.iter()
-                    .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
-                    .collect()
-            })
+            .map(|m| m.iter().filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string()))).collect())
             .unwrap_or_default();
         let toml = opts.get("toml").and_then(Value::as_str);
         let config = Config::resolve(&env, toml, opts.get("config").unwrap_or(&Value::Null));
-        let inner = CoreEngine::open(MemStore::default(), config).map_err(to_js)?;
+        let store = SqlStore::open(JsSql(sqlite)).map_err(to_js)?;
+        let inner = CoreEngine::open(store, config).map_err(to_js)?;
         Ok(Engine { inner })
     }
 
     /// Rewrites one request: `messages` is the JSON array of wire messages, `options` the JSON
     /// options object. Returns `{"plan": [...], "stats": {...}}` as JSON.
-    pub fn transform(&mut self, messages: &str, options: &str) -> Result<String, JsValue> {
+    pub fn transform(&mut self, messages: &str, options: &str) -> Result<String> {
         let opts = TransformOptions::from_json(options).map_err(to_js)?;
         let outcome = self.inner.transform(messages, &opts).map_err(to_js)?;
         Ok(outcome.to_json())
@@ -68,10 +72,55 @@ impl Engine {
     pub fn status(&self) -> String {
         serde_json::to_string(&self.inner.status()).unwrap_or_else(|_| "{}".into())
     }
+
+    /// `smart_compact_search`: `{"hits": [...], "text": "…"}` as JSON. `scope` is `trimmed` or `all`.
+    pub fn search(&mut self, query: &str, limit: u32, scope: &str) -> Result<String> {
+        let scope = match scope {
+            "trimmed" => Scope::Trimmed,
+            "all" => Scope::All,
+            other => return Err(arg(format!("scope must be \"trimmed\" or \"all\", got {other:?}"))),
+        };
+        let hits = self.inner.search(query, limit as usize, scope).map_err(to_js)?;
+        let text = render_hits(query, &hits, scope);
+        Ok(json!({ "hits": hits, "text": text }).to_string())
+    }
+
+    /// `smart_compact_get`: a page as JSON `{"page": {...}, "text": "…"}`; 0 means "not given".
+    pub fn get(&mut self, id: &str, start_line: u32, end_line: u32) -> Result<String> {
+        let opt = |n: u32| (n > 0).then_some(n as usize);
+        let page = self.inner.get(id, opt(start_line), opt(end_line)).map_err(to_js)?;
+        let text = page.render();
+        Ok(json!({ "page": page, "text": text }).to_string())
+    }
+}
+
+/// Checks a statement for the SQL tool; returns it ready to run read-only, or throws E_SQL_REFUSED.
+#[wasm_bindgen(js_name = checkSql)]
+pub fn check_sql_js(sql: &str) -> Result<String> {
+    check_sql(sql).map_err(to_js)
+}
+
+/// Renders the read-only runner's result (`{"columns", "rows", "truncated"}` JSON) for the model.
+#[wasm_bindgen(js_name = renderSqlRows)]
+pub fn render_sql_rows(result: &str) -> Result<String> {
+    let rows: SqlRows = serde_json::from_str(result).map_err(|e| arg(format!("SQL result: {e}")))?;
+    Ok(rows.render())
+}
+
+/// The session database schema as the SQL tool describes it.
+#[wasm_bindgen(js_name = schemaDoc)]
+pub fn schema_doc() -> String {
+    SCHEMA_DOC.to_string()
 }
 
 /// Version of the engine (the writer version of rows it stores).
 #[wasm_bindgen]
 pub fn version() -> String {
-    env!("CARGO_PKG_VERSION").to_string()
+    crate::VERSION.to_string()
+}
+
+/// Throws E_BAD_ID unless `id` is usable as a session or blob id.
+#[wasm_bindgen(js_name = validateId)]
+pub fn validate_id_js(id: &str) -> Result<()> {
+    validate_id(id).map_err(to_js)
 }

@@ -1,0 +1,41 @@
+// Child process of the SQL tool: runs one checked read-only query on its own read-only
+// connection and prints {columns, rows, truncated} (or {error}) as JSON. Running it in a child
+// is what bounds its time: none of the JS SQLite backends exposes a progress handler or an
+// interrupt, so the parent kills this process at the deadline.
+import { openSqlite } from "./shims/index.js";
+
+const chunks = [];
+for await (const c of process.stdin) chunks.push(c);
+const { kind, path, sql, maxRows } = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+
+const cell = (v) => {
+  if (v instanceof Uint8Array) return `<blob ${v.length} bytes>`;
+  if (typeof v === "bigint") return Number.isSafeInteger(Number(v)) ? Number(v) : v.toString();
+  return v ?? null;
+};
+
+let out;
+try {
+  const db = await openSqlite({ path, backend: kind, readonly: true });
+  for (const p of ["PRAGMA query_only = 1", "PRAGMA hard_heap_limit = 268435456"]) {
+    try {
+      db.query(p, []);
+    } catch {
+      // older SQLite without the pragma: the guard and the deadline still hold
+    }
+  }
+  const { columns, rows } = db.iterate(sql);
+  const taken = [];
+  let truncated = false;
+  for (const r of rows) {
+    if (taken.length === maxRows) {
+      truncated = true;
+      break;
+    }
+    taken.push(Array.from(r, cell));
+  }
+  out = { columns, rows: taken, truncated };
+} catch (e) {
+  out = { error: String(e?.message ?? e) };
+}
+process.stdout.write(JSON.stringify(out));

@@ -1,0 +1,23 @@
+// context_status as text a person or a model reads at a glance.
+
+const k = (n) => (n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n ?? 0));
+
+export function statusText(s) {
+  const lines = [`smarter-compact ${s.version ?? ""} · session ${s.session_id}`.trim()];
+  const st = s.store ?? {};
+  lines.push(st.ok ? `store: ${st.backend ?? "?"} at ${st.path}` : `store: NOT AVAILABLE (${st.error?.code}: ${st.error?.message}) — requests pass through unchanged until it is`);
+  if (s.trim_at_table) {
+    const table = s.trim_at_override ? `${s.trim_at_override} tokens for every model (CONTEXT_TRIM_AT_TOKENS)` : s.trim_at_table.map(([p, t]) => `${p} ${k(t)}`).join(", ");
+    lines.push(`trim at: ${table}; in-flight turn trimmed to ${s.trim_to_fraction} of it; tool results over ${s.compress_over_tokens} tokens compressed`);
+  }
+  if (s.usage) {
+    const u = s.usage;
+    const saved = u.before_tokens ? Math.round((100 * (u.before_tokens - u.after_tokens)) / u.before_tokens) : 0;
+    lines.push(`requests: ${u.requests}; tokens sent ${k(u.after_tokens)} of ${k(u.before_tokens)} received (${saved}% less); prefix reused on ${u.prefix_reused} requests; over the limit ${u.over_limit}`);
+    const last = s.last_trim ? ` (last: #${s.last_trim.seq}, ${s.last_trim.removed_messages} messages ≈${k(s.last_trim.removed_tokens)} tokens${s.last_trim.manual ? ", manual" : ""})` : "";
+    lines.push(`messages stored: ${s.messages}; trims: ${s.trims}${last}; compressed outputs: ${u.compressed}`);
+  }
+  lines.push(`fail-opens: ${s.fail_opens}${s.manual_pending ? "; a manual trim is pending" : ""}`);
+  if (s.warnings?.length) lines.push(`config warnings: ${s.warnings.join("; ")}`);
+  return lines.join("\n");
+}
