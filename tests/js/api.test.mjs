@@ -7,7 +7,8 @@ import { test } from "node:test";
 import { createCompactor, version } from "../../npm/js/index.js";
 
 const stateDir = mkdtempSync(join(tmpdir(), "sc-api-"));
-const open = (config = {}) => createCompactor({ sessionId: "api-test", stateDir, config });
+let sessions = 0;
+const open = (config = {}) => createCompactor({ sessionId: `api-test-${++sessions}`, stateDir, config });
 
 const MALFORMED = {
   "missing role": [{ content: "hi" }],
