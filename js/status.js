@@ -17,6 +17,10 @@ export function statusText(s) {
     const last = s.last_trim ? ` (last: #${s.last_trim.seq}, ${s.last_trim.removed_messages} messages ≈${k(s.last_trim.removed_tokens)} tokens${s.last_trim.manual ? ", manual" : ""})` : "";
     lines.push(`messages stored: ${s.messages}; trims: ${s.trims}${last}; compressed outputs: ${u.compressed}`);
   }
+  if (s.stored) {
+    const writers = s.stored.writers.map(([v, n]) => `${v} (${n})`).join(", ") || "none yet";
+    lines.push(`store rows: ${s.stored.messages} messages, ${s.stored.in_context} in context, ${s.stored.blobs} compressed outputs kept in full; written by ${writers}`);
+  }
   lines.push(`fail-opens: ${s.fail_opens}${s.manual_pending ? "; a manual trim is pending" : ""}`);
   if (s.warnings?.length) lines.push(`config warnings: ${s.warnings.join("; ")}`);
   return lines.join("\n");

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::Engine;
-use crate::store::{Store, Usage};
+use crate::store::{Store, StoreCounts, Usage};
 
 /// What happened to one request.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -82,11 +82,14 @@ pub struct Status {
     pub usage: Usage,
     /// Fail-opens, including those the store could not record.
     pub fail_opens: u64,
+    /// What the store holds (absent when it cannot be read).
+    pub stored: Option<StoreCounts>,
 }
 
 impl<S: Store> Engine<S> {
     /// The session status.
-    pub fn status(&self) -> Status {
+    pub fn status(&mut self) -> Status {
+        let stored = self.store.counts().ok();
         let c = &self.config;
         Status {
             version: env!("CARGO_PKG_VERSION"),
@@ -108,6 +111,7 @@ impl<S: Store> Engine<S> {
             manual_pending: self.manual_pending,
             usage: self.usage.clone(),
             fail_opens: self.usage.fail_opens + self.unrecorded_fail_opens,
+            stored,
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::{Loaded, RequestRecord, RequestWrite, Store};
+use super::{Loaded, RequestRecord, RequestWrite, Store, StoreCounts};
 use crate::error::Result;
 use crate::history::{Blob, NewMessage};
 use crate::trim::Cut;
@@ -57,5 +57,19 @@ impl Store for MemStore {
 
     fn blob(&mut self, id: &str) -> Result<Option<Blob>> {
         Ok(self.blobs.get(id).cloned())
+    }
+
+    fn counts(&mut self) -> Result<StoreCounts> {
+        let n = self.messages.len() as u64;
+        Ok(StoreCounts {
+            messages: n,
+            in_context: self.messages.iter().filter(|(_, c)| *c).count() as u64,
+            blobs: self.blobs.len() as u64,
+            writers: if n > 0 {
+                vec![(crate::VERSION.to_string(), n)]
+            } else {
+                Vec::new()
+            },
+        })
     }
 }

@@ -15,7 +15,10 @@ pub use guard::{check_sql, SqlRows, MAX_ROWS};
 pub use ids::{validate_id, MAX_ID_LEN};
 pub use memory::MemStore;
 pub use schema::{migrate, SCHEMA_DOC, SCHEMA_VERSION};
-pub use search::{bm25, defuse, index_terms, match_expr, render_hits, search, snippet, Hit, Scope, FENCE_CLOSE, FENCE_OPEN};
+pub use search::{
+    bm25, defuse, index_terms, match_expr, render_hits, search, snippet, Hit, Scope, FENCE_CLOSE,
+    FENCE_OPEN,
+};
 pub use sql::{scalar, transaction, Sql, SqlValue};
 pub use sqlite::SqlStore;
 
@@ -119,4 +122,19 @@ pub trait Store {
     fn commit(&mut self, write: &RequestWrite) -> Result<()>;
     /// The full text of a compressed tool result.
     fn blob(&mut self, id: &str) -> Result<Option<Blob>>;
+    /// What the store holds, for status.
+    fn counts(&mut self) -> Result<StoreCounts>;
+}
+
+/// What a store holds.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct StoreCounts {
+    /// Messages stored.
+    pub messages: u64,
+    /// Messages still in the model's context.
+    pub in_context: u64,
+    /// Full texts of compressed outputs.
+    pub blobs: u64,
+    /// Engine versions that wrote the stored messages, with their row counts.
+    pub writers: Vec<(String, u64)>,
 }

@@ -286,7 +286,11 @@ pub fn render_hits(query: &str, hits: &[Hit], scope: Scope) -> String {
         out.push_str("No hits. Try other words, or scope=\"all\".\n");
     }
     for (k, h) in hits.iter().enumerate() {
-        let state = if h.in_context { "in context" } else { "trimmed" };
+        let state = if h.in_context {
+            "in context"
+        } else {
+            "trimmed"
+        };
         let who = match (&h.tool_name, h.role.as_str()) {
             (Some(t), "tool") | (Some(t), "user") if h.line.is_some() => format!("output of {t}"),
             (Some(t), _) => format!("{} · {t}", h.role),
@@ -298,11 +302,23 @@ pub fn render_hits(query: &str, hits: &[Hit], scope: Scope) -> String {
             _ => String::new(),
         };
         let more = match (h.line, &h.blob_id) {
-            (Some(l), Some(b)) => format!("smart_compact_get(id=\"{b}\", start_line={})", l.saturating_sub(10).max(1)),
-            (Some(l), None) => format!("smart_compact_get(id=\"{}\", start_line={})", h.seq, l.saturating_sub(10).max(1)),
+            (Some(l), Some(b)) => format!(
+                "smart_compact_get(id=\"{b}\", start_line={})",
+                l.saturating_sub(10).max(1)
+            ),
+            (Some(l), None) => format!(
+                "smart_compact_get(id=\"{}\", start_line={})",
+                h.seq,
+                l.saturating_sub(10).max(1)
+            ),
             _ => format!("smart_compact_get(id=\"{}\")", h.seq),
         };
-        out.push_str(&format!("[{}] message {} · {who}{place} · {state}\n    {}\n    more: {more}\n", k + 1, h.seq, defuse(&h.snippet)));
+        out.push_str(&format!(
+            "[{}] message {} · {who}{place} · {state}\n    {}\n    more: {more}\n",
+            k + 1,
+            h.seq,
+            defuse(&h.snippet)
+        ));
     }
     out.push_str(FENCE_CLOSE);
     out

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use super::schema::migrate;
 use super::search::index_terms;
 use super::sql::{transaction, Sql, SqlValue};
-use super::{Loaded, RequestRecord, RequestWrite, Store, Usage};
+use super::{Loaded, RequestRecord, RequestWrite, Store, StoreCounts, Usage};
 use crate::compress::lines;
 use crate::error::{Error, Result};
 use crate::fingerprint::Fp;
@@ -124,6 +124,29 @@ impl<S: Sql> Store for SqlStore<S> {
                 &[now.clone(), r.model.as_str().into(), int(r.history_len), opt(r.last_fp.map(|f| f.to_hex()).as_deref()), int(r.cut_seq), int(r.before_tokens), int(r.after_tokens),
                   int(r.trimmed as i64), int(r.compressed), int(r.prefix_reused as i64), int(r.over_limit as i64), int(r.fail_open as i64), VERSION.into()],
             )
+        })
+    }
+
+    fn counts(&mut self) -> Result<StoreCounts> {
+        let r = self.db.query(
+            "SELECT count(*), coalesce(sum(in_context), 0), (SELECT count(*) FROM blobs) FROM messages",
+            &[],
+        )?;
+        let n = |i: usize| r.first().map_or(0, |r| r[i].as_i64().max(0) as u64);
+        let writers = self
+            .db
+            .query(
+                "SELECT writer, count(*) FROM messages GROUP BY writer ORDER BY writer",
+                &[],
+            )?
+            .into_iter()
+            .map(|r| (r[0].as_text(), r[1].as_i64().max(0) as u64))
+            .collect();
+        Ok(StoreCounts {
+            messages: n(0),
+            in_context: n(1),
+            blobs: n(2),
+            writers,
         })
     }
 

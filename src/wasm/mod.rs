@@ -35,11 +35,16 @@ impl Engine {
     #[wasm_bindgen(constructor)]
     pub fn new(session_id: &str, options: &str, sqlite: SqliteHost) -> Result<Engine> {
         validate_id(session_id).map_err(to_js)?;
-        let opts: Value = serde_json::from_str(options).map_err(|e| arg(format!("options: {e}")))?;
+        let opts: Value =
+            serde_json::from_str(options).map_err(|e| arg(format!("options: {e}")))?;
         let env: BTreeMap<String, String> = opts
             .get("env")
             .and_then(Value::as_object)
-            .map(|m| m.iter().filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string()))).collect())
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
+                    .collect()
+            })
             .unwrap_or_default();
         let toml = opts.get("toml").and_then(Value::as_str);
         let config = Config::resolve(&env, toml, opts.get("config").unwrap_or(&Value::Null));
@@ -69,7 +74,7 @@ impl Engine {
     }
 
     /// The session status as JSON.
-    pub fn status(&self) -> String {
+    pub fn status(&mut self) -> String {
         serde_json::to_string(&self.inner.status()).unwrap_or_else(|_| "{}".into())
     }
 
@@ -78,9 +83,16 @@ impl Engine {
         let scope = match scope {
             "trimmed" => Scope::Trimmed,
             "all" => Scope::All,
-            other => return Err(arg(format!("scope must be \"trimmed\" or \"all\", got {other:?}"))),
+            other => {
+                return Err(arg(format!(
+                    "scope must be \"trimmed\" or \"all\", got {other:?}"
+                )))
+            }
         };
-        let hits = self.inner.search(query, limit as usize, scope).map_err(to_js)?;
+        let hits = self
+            .inner
+            .search(query, limit as usize, scope)
+            .map_err(to_js)?;
         let text = render_hits(query, &hits, scope);
         Ok(json!({ "hits": hits, "text": text }).to_string())
     }
@@ -88,7 +100,10 @@ impl Engine {
     /// `smart_compact_get`: a page as JSON `{"page": {...}, "text": "…"}`; 0 means "not given".
     pub fn get(&mut self, id: &str, start_line: u32, end_line: u32) -> Result<String> {
         let opt = |n: u32| (n > 0).then_some(n as usize);
-        let page = self.inner.get(id, opt(start_line), opt(end_line)).map_err(to_js)?;
+        let page = self
+            .inner
+            .get(id, opt(start_line), opt(end_line))
+            .map_err(to_js)?;
         let text = page.render();
         Ok(json!({ "page": page, "text": text }).to_string())
     }
@@ -103,7 +118,8 @@ pub fn check_sql_js(sql: &str) -> Result<String> {
 /// Renders the read-only runner's result (`{"columns", "rows", "truncated"}` JSON) for the model.
 #[wasm_bindgen(js_name = renderSqlRows)]
 pub fn render_sql_rows(result: &str) -> Result<String> {
-    let rows: SqlRows = serde_json::from_str(result).map_err(|e| arg(format!("SQL result: {e}")))?;
+    let rows: SqlRows =
+        serde_json::from_str(result).map_err(|e| arg(format!("SQL result: {e}")))?;
     Ok(rows.render())
 }
 

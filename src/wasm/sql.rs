@@ -30,7 +30,8 @@ extern "C" {
     fn exec(this: &SqliteHost, sql: &str, params: &Array) -> std::result::Result<(), JsValue>;
 
     #[wasm_bindgen(method, catch)]
-    fn query(this: &SqliteHost, sql: &str, params: &Array) -> std::result::Result<JsValue, JsValue>;
+    fn query(this: &SqliteHost, sql: &str, params: &Array)
+        -> std::result::Result<JsValue, JsValue>;
 }
 
 /// The core's [`Sql`] over the host's shim.
@@ -87,9 +88,9 @@ impl Sql for JsSql {
 
     fn query(&mut self, sql: &str, p: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>> {
         let rows = self.0.query(sql, &params(p)).map_err(store_error)?;
-        let rows: Array = rows
-            .dyn_into()
-            .map_err(|_| Error::Store("the SQLite shim's query must return an array of rows".into()))?;
+        let rows: Array = rows.dyn_into().map_err(|_| {
+            Error::Store("the SQLite shim's query must return an array of rows".into())
+        })?;
         rows.iter()
             .map(|row| {
                 row.dyn_into::<Array>()
