@@ -1,12 +1,13 @@
-// Applies the engine's edit plan to the caller's own message objects: `[start, end]` ranges keep
-// the caller's objects as they are; other items are replacement messages.
+// Applies the engine's edit plan. `[start, end]` ranges keep the caller's own objects as they
+// are; an edited message comes as `{i, m, e}`: its index, its new JSON, and the edits made
+// (which host adapters replay on their own message objects).
 
-/** The rewritten message array. */
+/** The rewritten array of wire messages (openai / anthropic formats). */
 export function applyPlan(messages, plan) {
   const out = [];
   for (const item of plan) {
     if (Array.isArray(item)) for (let i = item[0]; i < item[1]; i++) out.push(messages[i]);
-    else out.push(item);
+    else out.push(item.m);
   }
   return out;
 }

@@ -1,17 +1,55 @@
 //! The output of one request: an edit plan over the caller's messages. Unchanged messages are
 //! referred to by index ranges, so the caller keeps its own objects (every unknown field stays
-//! exactly as it was); only edited messages travel back as JSON.
+//! exactly as it was); an edited message travels back as JSON together with the list of edits
+//! made to it, so a host adapter can apply the same edits to its own message objects.
 
 use std::fmt::Write;
 use std::sync::Arc;
+
+use serde::Serialize;
+
+/// One surgical edit of a message.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Edit {
+    /// The tool result answering `call_id` is replaced by `text` (head/tail compression).
+    Compress {
+        /// The call the result answers.
+        call_id: String,
+        /// What is sent instead of the full output.
+        text: String,
+    },
+    /// The `nth` text block of an assistant message is replaced by `text` (a runaway answer).
+    CompressText {
+        /// Which text block, counting text blocks only.
+        nth: usize,
+        /// What is sent instead.
+        text: String,
+    },
+    /// `text` (the pointer) goes in front of the message's content.
+    Prepend(String),
+    /// Signed and redacted thinking is removed.
+    StripThinking,
+}
+
+/// An edited message: its position in the request, its new JSON, and the edits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Edited {
+    /// Index of the message in the caller's request.
+    pub index: usize,
+    /// The message after the edits, as JSON text.
+    pub message: Arc<str>,
+    /// The edits, in the order they were made.
+    pub edits: Vec<Edit>,
+}
 
 /// One piece of the rewritten request.
 #[derive(Debug, Clone, PartialEq)]
 pub enum OutItem {
     /// The caller's messages `start..end`, unchanged.
     Range(usize, usize),
-    /// A replacement message, as JSON text.
-    Message(Arc<str>),
+    /// An edited message.
+    Message(Arc<Edited>),
 }
 
 /// The rewritten request as a sequence of kept ranges and replacement messages.
@@ -33,9 +71,9 @@ impl OutPlan {
         self.items.push(OutItem::Range(index, index + 1));
     }
 
-    /// Appends a replacement message.
-    pub fn replace(&mut self, json: Arc<str>) {
-        self.items.push(OutItem::Message(json));
+    /// Appends an edited message.
+    pub fn replace(&mut self, edited: Arc<Edited>) {
+        self.items.push(OutItem::Message(edited));
     }
 
     /// Number of messages in the rewritten request.
@@ -54,7 +92,8 @@ impl OutPlan {
         self.len() == 0
     }
 
-    /// The plan as JSON: an array of `[start, end]` ranges and replacement message objects.
+    /// The plan as JSON: an array of `[start, end]` ranges and edited messages
+    /// `{"i": index, "m": message, "e": [edits]}`.
     pub fn to_json(&self) -> String {
         let mut s = String::from("[");
         for (k, item) in self.items.iter().enumerate() {
@@ -65,7 +104,10 @@ impl OutPlan {
                 OutItem::Range(a, b) => {
                     let _ = write!(s, "[{a},{b}]");
                 }
-                OutItem::Message(json) => s.push_str(json),
+                OutItem::Message(e) => {
+                    let edits = serde_json::to_string(&e.edits).unwrap_or_else(|_| "[]".into());
+                    let _ = write!(s, "{{\"i\":{},\"m\":{},\"e\":{edits}}}", e.index, e.message);
+                }
             }
         }
         s.push(']');
@@ -86,7 +128,7 @@ impl OutPlan {
         for item in &self.items {
             match item {
                 OutItem::Range(a, b) => originals[*a..*b].iter().for_each(|m| push(&mut s, m)),
-                OutItem::Message(json) => push(&mut s, json),
+                OutItem::Message(e) => push(&mut s, &e.message),
             }
         }
         s.push(']');

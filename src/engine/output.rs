@@ -13,17 +13,17 @@ use crate::fingerprint::Fp;
 use crate::format::WireFormat;
 use crate::history::{MsgInfo, Part};
 use crate::message::Block;
-use crate::plan::OutPlan;
+use crate::plan::{Edit, Edited, OutPlan};
 use crate::tokens::estimate_text;
 use crate::trim::Cut;
 
 /// Edited messages already built in this process.
 #[derive(Default)]
 pub(super) struct Cache {
-    /// Messages with their large tool results compressed, by fingerprint.
-    compressed: HashMap<Fp, Arc<str>>,
+    /// Messages with their large parts compressed, by fingerprint.
+    compressed: HashMap<Fp, (Arc<str>, Vec<Edit>)>,
     /// Messages edited by a cut (pointer, thinking strip), by (cut seq, fingerprint).
-    edited: HashMap<(u32, Fp), Arc<str>>,
+    edited: HashMap<(u32, Fp), Arc<Edited>>,
 }
 
 /// Estimated tokens of the request as sent with `cut` applied (without host overhead).
@@ -65,45 +65,47 @@ pub(super) fn build(
             plan.keep(i);
             continue;
         }
-        let base = if compressed {
-            Some(compressed_message(
-                cache,
-                raws[i].get(),
-                fps[i],
-                infos[i],
-                adapter,
-                i,
-            )?)
+        let key = (
+            in_cut
+                .filter(|_| pointer.is_some() || strip)
+                .map_or(0, |c| c.seq),
+            fps[i],
+        );
+        if let Some(hit) = cache.edited.get(&key) {
+            plan.replace(hit.clone());
+            continue;
+        }
+        let (base, mut edits) = if compressed {
+            compressed_message(cache, raws[i].get(), fps[i], infos[i], adapter, i)?
         } else {
-            None
+            (Arc::from(raws[i].get()), Vec::new())
         };
-        let json = match in_cut.filter(|_| pointer.is_some() || strip) {
-            None => base.unwrap_or_else(|| Arc::from(raws[i].get())),
+        let message = match in_cut.filter(|_| pointer.is_some() || strip) {
+            None => base,
             Some(c) => {
-                let key = (c.seq, fps[i]);
-                if let Some(hit) = cache.edited.get(&key) {
-                    hit.clone()
-                } else {
-                    let text = base.as_deref().unwrap_or(raws[i].get());
-                    let mut v = parse(text, i)?;
-                    if strip {
-                        adapter.strip_signed_thinking(&mut v);
-                    }
-                    if pointer.is_some() {
-                        adapter.prepend_text(&mut v, &c.pointer);
-                    }
-                    let json: Arc<str> = Arc::from(v.to_string());
-                    cache.edited.insert(key, json.clone());
-                    json
+                let mut v = parse(&base, i)?;
+                if strip && adapter.strip_signed_thinking(&mut v) {
+                    edits.push(Edit::StripThinking);
                 }
+                if pointer.is_some() {
+                    adapter.prepend_text(&mut v, &c.pointer);
+                    edits.push(Edit::Prepend(c.pointer.clone()));
+                }
+                Arc::from(v.to_string())
             }
         };
-        plan.replace(json);
+        let edited = Arc::new(Edited {
+            index: i,
+            message,
+            edits,
+        });
+        cache.edited.insert(key, edited.clone());
+        plan.replace(edited);
     }
     Ok(plan)
 }
 
-/// The message with its compressed parts replaced by their head/tail text.
+/// The message with its compressed parts replaced by their head/tail text, and those edits.
 fn compressed_message(
     cache: &mut Cache,
     raw: &str,
@@ -111,10 +113,11 @@ fn compressed_message(
     info: &MsgInfo,
     adapter: &dyn WireFormat,
     index: usize,
-) -> Result<Arc<str>> {
+) -> Result<(Arc<str>, Vec<Edit>)> {
     if let Some(hit) = cache.compressed.get(&fp) {
         return Ok(hit.clone());
     }
+    let mut edits = Vec::new();
     let mut v = parse(raw, index)?;
     let view = adapter.view(&v, index)?;
     for c in &info.compressed {
@@ -137,13 +140,25 @@ fn compressed_message(
             continue;
         };
         match &c.part {
-            Part::ToolResult(id) => adapter.set_tool_result_text(&mut v, id, &short.text),
-            Part::Text(nth) => adapter.set_text(&mut v, *nth, &short.text),
+            Part::ToolResult(id) => {
+                adapter.set_tool_result_text(&mut v, id, &short.text);
+                edits.push(Edit::Compress {
+                    call_id: id.clone(),
+                    text: short.text,
+                });
+            }
+            Part::Text(nth) => {
+                adapter.set_text(&mut v, *nth, &short.text);
+                edits.push(Edit::CompressText {
+                    nth: *nth,
+                    text: short.text,
+                });
+            }
         }
     }
-    let json: Arc<str> = Arc::from(v.to_string());
-    cache.compressed.insert(fp, json.clone());
-    Ok(json)
+    let out = (Arc::<str>::from(v.to_string()), edits);
+    cache.compressed.insert(fp, out.clone());
+    Ok(out)
 }
 
 fn parse(text: &str, index: usize) -> Result<Value> {
