@@ -12,6 +12,7 @@ import { engineModule, discardInstance } from "./wasm.js";
 export { codedError } from "./errors.js";
 export { openSqlite } from "./shims/index.js";
 export { toolDefinitions, runTool } from "./tools.js";
+export { compactContext } from "./compact-context.js";
 
 const FORMATS = new Set(["openai", "anthropic"]);
 const SCOPES = new Set(["trimmed", "all"]);

@@ -1,4 +1,5 @@
 // The recall tools, with the same names, arguments and answers in every host and over MCP.
+import { compactContext } from "./compact-context.js";
 import { codedError } from "./errors.js";
 import { engineModule } from "./wasm.js";
 
@@ -45,6 +46,21 @@ export async function toolDefinitions() {
       },
     },
     {
+      name: "compact_context",
+      description:
+        "Score conversation turns and keep the most useful ones up to target_ratio of their tokens (chitta's formula: role × (0.3·recency + 0.4·similarity to the query + 0.3·novelty against memories)); survivors come back verbatim in their original order, with stats.",
+      parameters: {
+        type: "object",
+        properties: {
+          messages: { type: "array", items: { type: "object" }, description: "Conversation turns [{role, content}] in OpenAI or Claude format." },
+          query: { type: "string", description: "The upcoming task; biases the scoring towards what is needed next." },
+          target_ratio: { type: "number", minimum: 0.05, maximum: 1.0, default: 0.4, description: "Fraction of the tokens to keep." },
+          distill_novel: { type: "boolean", default: false, description: "Record capped excerpts of novel dropped turns in the memory bank (needs the embedder and a bank)." },
+        },
+        required: ["messages"],
+      },
+    },
+    {
       name: "context_status",
       description: "Show smarter-compact's state for this session: thresholds in force, trims, compressed outputs, fail-opens, token savings.",
       parameters: { type: "object", properties: {} },
@@ -55,6 +71,7 @@ export async function toolDefinitions() {
 /** Runs a tool for a model: returns the text of its answer; throws a coded Error for bad
  * arguments or a failed query (hosts turn that into a tool error result). */
 export async function runTool(compactor, name, args = {}) {
+  // compact_context needs no session; the others read this session's store.
   if (args === null || typeof args !== "object" || Array.isArray(args)) throw codedError("E_ARG", "arguments must be an object");
   switch (name) {
     case "smart_compact_search":
@@ -65,6 +82,8 @@ export async function runTool(compactor, name, args = {}) {
       return (await compactor.get(args.id, { start_line: args.start_line, end_line: args.end_line })).text;
     case "context_status":
       return (await compactor.status()).text;
+    case "compact_context":
+      return JSON.stringify(await compactContext(args));
     default:
       throw codedError("E_ARG", `unknown tool ${JSON.stringify(name)}`);
   }

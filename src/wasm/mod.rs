@@ -12,6 +12,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::config::Config;
 use crate::engine::{Engine as CoreEngine, TransformOptions};
+use crate::score::{compact_context, Signals};
 use crate::store::{check_sql, render_hits, validate_id, Scope, SqlRows, SqlStore, SCHEMA_DOC};
 use error::to_js;
 use sql::{JsSql, SqliteHost};
@@ -139,4 +140,24 @@ pub fn version() -> String {
 #[wasm_bindgen(js_name = validateId)]
 pub fn validate_id_js(id: &str) -> Result<()> {
     validate_id(id).map_err(to_js)
+}
+
+/// `compact_context` over `{role, content}` messages (JSON); `signals` is JSON
+/// `{"similarity": [..] | null, "coverage": [..] | null}`. Returns `{"kept": [...], "stats": {...}}`.
+#[wasm_bindgen(js_name = compactContext)]
+pub fn compact_context_js(messages: &str, target_ratio: f64, signals: &str) -> Result<String> {
+    let msgs: Vec<Value> = serde_json::from_str(messages)
+        .map_err(|e| arg(format!("messages must be a JSON array: {e}")))?;
+    let s: Value = serde_json::from_str(signals).map_err(|e| arg(format!("signals: {e}")))?;
+    let list = |k: &str| {
+        s.get(k)
+            .and_then(Value::as_array)
+            .map(|a| a.iter().map(|v| v.as_f64().unwrap_or(0.0)).collect())
+    };
+    let signals = Signals {
+        similarity: list("similarity"),
+        coverage: list("coverage"),
+    };
+    let c = compact_context(&msgs, target_ratio, &signals).map_err(to_js)?;
+    Ok(json!({ "kept": c.kept, "stats": c.stats }).to_string())
 }
