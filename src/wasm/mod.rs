@@ -161,3 +161,9 @@ pub fn compact_context_js(messages: &str, target_ratio: f64, signals: &str) -> R
     let c = compact_context(&msgs, target_ratio, &signals).map_err(to_js)?;
     Ok(json!({ "kept": c.kept, "stats": c.stats }).to_string())
 }
+
+/// `config.toml` text with `[context_proxy.trim_at]` `pattern = tokens` set; comments kept.
+#[wasm_bindgen(js_name = setTrimAt)]
+pub fn set_trim_at_js(toml_text: &str, pattern: &str, tokens: u32) -> Result<String> {
+    crate::config::set_trim_at(toml_text, pattern, tokens).map_err(to_js)
+}
