@@ -14,7 +14,12 @@ export { openSqlite } from "./shims/index.js";
 export { toolDefinitions, runTool } from "./tools.js";
 export { compactContext } from "./compact-context.js";
 
-const FORMATS = new Set(["openai", "anthropic"]);
+import * as opencodeFormat from "./formats/opencode.js";
+import * as piFormat from "./formats/pi.js";
+
+/** Host formats: converted to a canonical wire format for the engine and back. */
+const HOST_FORMATS = { opencode: opencodeFormat, pi: piFormat };
+const FORMATS = new Set(["openai", "anthropic", ...Object.keys(HOST_FORMATS)]);
 const SCOPES = new Set(["trimmed", "all"]);
 const MODES = new Set(["auto", "fts", "hybrid"]);
 
@@ -104,10 +109,14 @@ class Compactor {
       if (!Array.isArray(messages)) throw codedError("E_ARG", "messages must be an array");
       if (!FORMATS.has(format)) throw codedError("E_FORMAT", `unknown format ${JSON.stringify(format)}`);
       const engine = await this.#live();
-      const body = JSON.stringify(messages);
-      const result = JSON.parse(engine.transform(body, JSON.stringify({ model, format, overheadTokens, nowMs: Date.now() })));
+      const host = HOST_FORMATS[format];
+      const { canonical, hostIndex } = host ? host.toCanonical(messages) : { canonical: messages };
+      const wire = host ? host.canonicalFormat : format;
+      const body = JSON.stringify(canonical);
+      const result = JSON.parse(engine.transform(body, JSON.stringify({ model, format: wire, overheadTokens, nowMs: Date.now() })));
       this.#storeError = null;
-      return { messages: applyPlan(messages, result.plan), stats: result.stats };
+      const out = host ? host.applyPlan(messages, result.plan, hostIndex) : applyPlan(messages, result.plan);
+      return { messages: out, stats: result.stats };
     } catch (e) {
       const err = asCoded(e);
       this.#forget(e);

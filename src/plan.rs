@@ -29,7 +29,7 @@ pub enum Edit {
     /// `text` (the pointer) goes in front of the message's content.
     Prepend(String),
     /// Signed and redacted thinking is removed.
-    StripThinking,
+    StripThinking {},
 }
 
 /// An edited message: its position in the request, its new JSON, and the edits.

@@ -85,7 +85,7 @@ pub(super) fn build(
             Some(c) => {
                 let mut v = parse(&base, i)?;
                 if strip && adapter.strip_signed_thinking(&mut v) {
-                    edits.push(Edit::StripThinking);
+                    edits.push(Edit::StripThinking {});
                 }
                 if pointer.is_some() {
                     adapter.prepend_text(&mut v, &c.pointer);

@@ -4,7 +4,8 @@
 use serde_json::Value;
 
 use super::{
-    content_text, object, other, prepend_to_content, set_nth_text, string_field, WireFormat,
+    content_text, is_synthetic, object, other, prepend_to_content, set_nth_text, string_field,
+    WireFormat,
 };
 use crate::error::{Error, Result};
 use crate::message::{Block, Message, Role};
@@ -46,7 +47,7 @@ impl WireFormat for Anthropic {
         Ok(Message {
             role,
             blocks,
-            synthetic: false,
+            synthetic: is_synthetic(obj),
         })
     }
 

@@ -59,6 +59,13 @@ fn object(msg: &Value, index: usize) -> Result<&Map<String, Value>> {
         .ok_or_else(|| Error::malformed(index, "a message must be a JSON object"))
 }
 
+/// `"synthetic": true` marks a message a host generated rather than a human typed (host adapters
+/// set it on Pi's custom and summary messages and on OpenCode's synthetic text); such a message is
+/// never the task turn nor the last real user turn.
+fn is_synthetic(obj: &Map<String, Value>) -> bool {
+    obj.get("synthetic") == Some(&Value::Bool(true))
+}
+
 /// A required string field.
 fn string_field<'a>(obj: &'a Map<String, Value>, key: &str, index: usize) -> Result<&'a str> {
     match obj.get(key) {

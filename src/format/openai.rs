@@ -5,7 +5,8 @@
 use serde_json::Value;
 
 use super::{
-    content_text, object, other, prepend_to_content, set_nth_text, string_field, WireFormat,
+    content_text, is_synthetic, object, other, prepend_to_content, set_nth_text, string_field,
+    WireFormat,
 };
 use crate::error::{Error, Result};
 use crate::message::{Block, Message, Role};
@@ -45,7 +46,7 @@ impl WireFormat for OpenAi {
             return Ok(Message {
                 role,
                 blocks,
-                synthetic: false,
+                synthetic: is_synthetic(obj),
             });
         }
         if role == Role::Assistant {
@@ -58,7 +59,7 @@ impl WireFormat for OpenAi {
         Ok(Message {
             role,
             blocks,
-            synthetic: false,
+            synthetic: is_synthetic(obj),
         })
     }
 

@@ -1,0 +1,80 @@
+// The sessions of a state directory as the command line and the MCP server see them: listing,
+// the default session, and opening an existing one (never creating an empty store by mistake).
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { resolveStateDir } from "../config.js";
+import { codedError } from "../errors.js";
+import { createCompactor, sessionPath } from "../index.js";
+
+/** `<state dir>/context/sessions`. */
+export function sessionsDir(stateDir) {
+  return join(stateDir, "context", "sessions");
+}
+
+/** Last write to a session: the newest mtime of its database and its WAL. */
+function lastWrite(dbPath) {
+  let t = 0;
+  for (const p of [dbPath, `${dbPath}-wal`]) {
+    try {
+      t = Math.max(t, statSync(p).mtimeMs);
+    } catch {
+      // no WAL (sql.js, or checkpointed and removed)
+    }
+  }
+  return t;
+}
+
+/** The sessions of a state dir, newest first: `[{ id, path, mtimeMs }]`. */
+export function listSessions(stateDir) {
+  const dir = sessionsDir(stateDir);
+  let names;
+  try {
+    names = readdirSync(dir);
+  } catch (e) {
+    if (e.code === "ENOENT") return [];
+    throw codedError("E_STORE", `cannot read ${dir}: ${e.message}`, e);
+  }
+  return names
+    .filter((n) => n.endsWith(".db") && n.length > 3)
+    .map((n) => {
+      const path = join(dir, n);
+      return { id: n.slice(0, -3), path, mtimeMs: lastWrite(path) };
+    })
+    .sort((a, b) => b.mtimeMs - a.mtimeMs || a.id.localeCompare(b.id));
+}
+
+/**
+ * The session a command works on: the explicit one, else SMARTER_COMPACT_SESSION, else the most
+ * recently written session of the state dir. E_NO_SESSION when there is none.
+ */
+export function defaultSession(stateDir, explicit) {
+  const id = explicit || process.env.SMARTER_COMPACT_SESSION;
+  if (id) return id;
+  const [newest] = listSessions(stateDir);
+  if (!newest) throw codedError("E_NO_SESSION", `no sessions yet in ${sessionsDir(stateDir)}; pass a session id`);
+  return newest.id;
+}
+
+/**
+ * Opens the compactor of an existing session (its id validated first). A session with no
+ * database is E_NO_SESSION: reading tools must not create an empty store.
+ */
+export async function openSession(stateDir, sessionId) {
+  const dir = resolveStateDir(stateDir);
+  const c = await createCompactor({ sessionId, stateDir: dir }); // E_BAD_ID for an unusable id
+  if (!existsSync(sessionPath(dir, sessionId))) {
+    await c.close();
+    throw codedError("E_NO_SESSION", `no session ${JSON.stringify(sessionId)} in ${sessionsDir(dir)}`);
+  }
+  return c;
+}
+
+/** Runs `fn(compactor)` on an existing session and closes it whatever happens. */
+export async function withSession(stateDir, sessionId, fn) {
+  const c = await openSession(stateDir, sessionId);
+  try {
+    return await fn(c);
+  } finally {
+    await c.close();
+  }
+}
