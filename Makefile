@@ -10,7 +10,7 @@ WASM := target/$(WASM_TARGET)/release/smarter_compact.wasm
 # The wasm-bindgen CLI must equal the crate version in Cargo.lock.
 WBG_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/"/,"",$$3); print $$3}' Cargo.lock)
 
-.PHONY: setup setup-rust build test test-rust test-js demo clean
+.PHONY: setup setup-rust build test test-rust test-js test-e2e demo clean
 
 ## Toolchain: the wasm target and the pinned wasm-bindgen CLI (no-ops when present).
 setup-rust:
@@ -49,8 +49,18 @@ test-js: build node_modules/.package-lock.json
 	SMARTER_COMPACT_SQLITE=node:sqlite $(NODE22) --test $(STORE_SUITE)
 	SMARTER_COMPACT_SQLITE=bun:sqlite $(BUN) test --timeout 120000 ./$(STORE_SUITE)
 
+## The real hosts (OpenCode, Pi 1.x, Pi 0.73), headless and offline against a scripted model.
+## `npm install`, not `npm ci`: the registry serves only the linux-x64 OpenCode binaries, so the
+## lockfile lacks the other platforms' optional packages (see tests/e2e/README.md).
+tests/e2e/node_modules/.package-lock.json: tests/e2e/package-lock.json
+	cd tests/e2e && npm install --no-audit --no-fund
+	@touch $@
+
+test-e2e: build node_modules/.package-lock.json tests/e2e/node_modules/.package-lock.json
+	cd tests/e2e && node --test
+
 ## Everything that checks the project.
-test: setup test-rust test-js
+test: setup test-rust test-js test-e2e
 
 ## The main job on a bundled real session.
 demo: setup build

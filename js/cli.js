@@ -1,32 +1,127 @@
 #!/usr/bin/env node
-// The smarter-compact command line.
-import { runDemo } from "./demo.js";
+// The smarter-compact command line. Each command lives in js/cli/; this file parses the command
+// name, prints usage and turns errors into exit codes (1: the command failed, 2: it was called
+// wrong).
+import { parseArgs, expectPositional, positiveInt, UsageError } from "./cli/args.js";
 
-const USAGE = `usage: smarter-compact <command>
-  demo [--trim-at N] [--session FILE]   replay a real session and show each request before/after`;
+export const USAGE = `usage: smarter-compact <command> [options]
 
-async function main(argv) {
-  const [cmd, ...rest] = argv;
-  const flag = (name) => {
-    const i = rest.indexOf(name);
-    return i >= 0 ? rest[i + 1] : undefined;
-  };
-  switch (cmd) {
-    case "demo": {
-      const trimAt = flag("--trim-at") ? Number(flag("--trim-at")) : undefined;
-      await runDemo({ trimAt, file: flag("--session") });
-      return 0;
+sessions (state dir: --state-dir D, else SMARTER_COMPACT_STATE_DIR, else ~/.local/share/smarter-compact)
+  status [--session ID] [--json]             every session as a table, or one session's status
+  search <session> <query> [--limit N] [--scope trimmed|all] [--json]
+                                             search a session's stored history
+  sql <session> <statement> [--json]         one read-only SQL query on a session's store
+  get <session> <id> [--start N] [--end N] [--json]
+                                             a page of a compressed output or a stored message
+
+configuration
+  context set <model-pattern> <tokens>       set [context_proxy.trim_at] in config.toml
+  context show [--json]                      the thresholds in force
+  enable opencode|pi [--project DIR]         register the plugin in OpenCode's opencode.json
+                                             or Pi's settings.json (idempotent)
+  disable opencode|pi [--project DIR]        take it out again
+
+servers
+  mcp [--session ID]                         stdio MCP server with the five tools
+  rpc [--session ID]                         answer one JSON-RPC request read from stdin
+                                             (tools/call, tools/list, initialize); exit 1 on an error response
+
+  demo [--trim-at N] [--session FILE]        replay a real session and show each request before/after
+  help                                       this text`;
+
+const STATE = ["--state-dir"];
+
+const COMMANDS = {
+  async demo(argv, out) {
+    const { flags, positional } = parseArgs(argv, { values: ["--trim-at", "--session"] });
+    expectPositional(positional, [], "demo");
+    const { runDemo } = await import("./demo.js");
+    await runDemo({ trimAt: positiveInt(flags.trimAt, "--trim-at"), file: flags.session, out });
+    return 0;
+  },
+  async status(argv, out) {
+    const { flags, positional } = parseArgs(argv, { values: [...STATE, "--session"], switches: ["--json"] });
+    expectPositional(positional, [], "status");
+    const { statusCommand } = await import("./cli/status.js");
+    return statusCommand(flags, out);
+  },
+  async context(argv, out) {
+    const [sub, ...rest] = argv;
+    const { contextSet, contextShow } = await import("./cli/context.js");
+    if (sub === "set") {
+      const { flags, positional } = parseArgs(rest, { values: STATE });
+      const [pattern, tokens] = expectPositional(positional, ["model-pattern", "tokens"], "context set");
+      return contextSet({ pattern, tokens, stateDir: flags.stateDir }, out);
     }
-    default:
-      console.error(USAGE);
-      return cmd === undefined || cmd === "help" || cmd === "--help" ? 0 : 2;
+    if (sub === "show") {
+      const { flags, positional } = parseArgs(rest, { values: STATE, switches: ["--json"] });
+      expectPositional(positional, [], "context show");
+      return contextShow(flags, out);
+    }
+    throw new UsageError(`context: expected "set" or "show"${sub ? `, got ${JSON.stringify(sub)}` : ""}`);
+  },
+  enable: (argv, out) => toggle("enable", argv, out),
+  disable: (argv, out) => toggle("disable", argv, out),
+  async search(argv, out) {
+    const { searchCommand } = await import("./cli/recall.js");
+    return searchCommand(parseArgs(argv, { values: [...STATE, "--limit", "--scope", "--mode"], switches: ["--json"] }), out);
+  },
+  async sql(argv, out) {
+    const { sqlCommand } = await import("./cli/recall.js");
+    return sqlCommand(parseArgs(argv, { values: STATE, switches: ["--json"] }), out);
+  },
+  async get(argv, out) {
+    const { getCommand } = await import("./cli/recall.js");
+    return getCommand(parseArgs(argv, { values: [...STATE, "--start", "--end"], switches: ["--json"] }), out);
+  },
+  async mcp(argv) {
+    const { flags, positional } = parseArgs(argv, { values: [...STATE, "--session"] });
+    expectPositional(positional, [], "mcp");
+    const { mcpCommand } = await import("./cli/mcp.js");
+    return mcpCommand(flags);
+  },
+  async rpc(argv) {
+    const { flags, positional } = parseArgs(argv, { values: [...STATE, "--session"] });
+    expectPositional(positional, [], "rpc");
+    const { rpcCommand } = await import("./cli/rpc.js");
+    return rpcCommand(flags);
+  },
+};
+
+async function toggle(action, argv, out) {
+  const { flags, positional } = parseArgs(argv, { values: ["--project"] });
+  const [host] = expectPositional(positional, ["opencode|pi"], action);
+  const { enableCommand } = await import("./cli/enable.js");
+  return enableCommand({ action, host, project: flags.project }, out);
+}
+
+/** Runs the command line; resolves to the exit code. */
+export async function main(argv, out = (line) => console.log(line)) {
+  const [cmd, ...rest] = argv;
+  if (cmd === undefined || cmd === "help" || cmd === "--help" || cmd === "-h") {
+    out(USAGE);
+    return 0;
+  }
+  if (!Object.hasOwn(COMMANDS, cmd)) {
+    console.error(`smarter-compact: unknown command ${JSON.stringify(cmd)}\n\n${USAGE}`);
+    return 2;
+  }
+  try {
+    return await COMMANDS[cmd](rest, out);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      console.error(`smarter-compact: ${e.message}\n(smarter-compact help for usage)`);
+      return 2;
+    }
+    console.error(`smarter-compact: ${e?.code ? `${e.code}: ` : ""}${e?.message ?? e}`);
+    return 1;
   }
 }
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (e) => {
-    console.error(`smarter-compact: ${e.code ? `${e.code}: ` : ""}${e.message}`);
+    console.error(`smarter-compact: ${e?.code ? `${e.code}: ` : ""}${e?.message ?? e}`);
     process.exit(1);
   },
 );

@@ -231,3 +231,6 @@ export async function createCompactor({ sessionId, stateDir, sqlite, config } = 
 export async function version() {
   return (await engineModule()).version();
 }
+
+/** The package's default export is the OpenCode plugin (OpenCode then ignores named exports). */
+export { default } from "./hosts/opencode.js";

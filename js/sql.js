@@ -13,9 +13,11 @@ const MAX_STDOUT = 16 * 1024 * 1024;
 /** Runs a checked statement read-only; resolves to {columns, rows, truncated}. */
 export function runReadonlySql({ kind, path, sql, maxRows, timeoutMs = SQL_TIMEOUT_MS }) {
   return new Promise((resolve, reject) => {
+    // The host's own runtime runs the child: Node, Bun, a Bun-compiled app such as OpenCode
+    // (BUN_BE_BUN makes it act as bun), or Electron (ELECTRON_RUN_AS_NODE makes it act as node).
     const child = spawn(process.execPath, [RUNNER], {
       stdio: ["pipe", "pipe", "pipe"],
-      env: { ...process.env, ELECTRON_RUN_AS_NODE: "1" },
+      env: { ...process.env, ELECTRON_RUN_AS_NODE: "1", BUN_BE_BUN: "1" },
     });
     const out = [];
     let size = 0;

@@ -4,7 +4,7 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { resolveStateDir } from "../config.js";
 import { codedError } from "../errors.js";
-import { createCompactor, sessionPath } from "../index.js";
+import { createCompactor, openSqlite, sessionPath } from "../index.js";
 
 /** `<state dir>/context/sessions`. */
 export function sessionsDir(stateDir) {
@@ -24,7 +24,29 @@ function lastWrite(dbPath) {
   return t;
 }
 
-/** The sessions of a state dir, newest first: `[{ id, path, mtimeMs }]`. */
+/**
+ * When a session last had a request (ms), from its own `requests` table; null if it has none or
+ * cannot be read. File times are no good for this: merely opening and closing a store (a
+ * `status`, a tool call) touches them.
+ */
+export async function lastRequestAt(dbPath) {
+  let db = null;
+  try {
+    db = await openSqlite({ path: dbPath, readonly: true });
+    const v = db.query("SELECT max(at_ms) FROM requests", [])[0]?.[0];
+    return v == null ? null : Number(v);
+  } catch {
+    return null;
+  } finally {
+    try {
+      db?.close?.();
+    } catch {
+      // read-only: nothing to lose
+    }
+  }
+}
+
+/** The sessions of a state dir by file time, newest first: `[{ id, path, mtimeMs }]`. */
 export function listSessions(stateDir) {
   const dir = sessionsDir(stateDir);
   let names;
@@ -47,12 +69,32 @@ export function listSessions(stateDir) {
  * The session a command works on: the explicit one, else SMARTER_COMPACT_SESSION, else the most
  * recently written session of the state dir. E_NO_SESSION when there is none.
  */
-export function defaultSession(stateDir, explicit) {
+export async function defaultSession(stateDir, explicit) {
   const id = explicit || process.env.SMARTER_COMPACT_SESSION;
   if (id) return id;
-  const [newest] = listSessions(stateDir);
+  const newest = await newestSession(stateDir);
   if (!newest) throw codedError("E_NO_SESSION", `no sessions yet in ${sessionsDir(stateDir)}; pass a session id`);
-  return newest.id;
+  return newest;
+}
+
+/**
+ * The id of the session with the latest request (null when there is none). A file is written
+ * after the request it records, so its mtime bounds its last request from above: going through
+ * the files newest first, the search stops at the first file older than the best request found.
+ */
+export async function newestSession(stateDir) {
+  const files = listSessions(stateDir);
+  let best = null;
+  let bestAt = -1;
+  for (const f of files) {
+    if (bestAt >= 0 && f.mtimeMs < bestAt) break;
+    const at = await lastRequestAt(f.path);
+    if (at !== null && at > bestAt) {
+      best = f.id;
+      bestAt = at;
+    }
+  }
+  return best ?? files[0]?.id ?? null; // no requests anywhere yet: the newest file
 }
 
 /**

@@ -1,7 +1,7 @@
 // `smarter-compact status`: every session of the state dir as a table, or one session's status.
 import { resolveStateDir } from "../config.js";
 import { createCompactor } from "../index.js";
-import { listSessions, sessionsDir, withSession } from "./sessions.js";
+import { lastRequestAt, listSessions, sessionsDir, withSession } from "./sessions.js";
 
 const k = (n) => (n == null ? "—" : n >= 1_000_000 ? `${(n / 1e6).toFixed(1)}M` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n));
 const pad = (n) => String(n).padStart(2, "0");
@@ -56,19 +56,19 @@ export function renderTable(rows) {
   return out.join("\n");
 }
 
-/** The status of every session of a state dir, newest first. */
+/** The status of every session of a state dir, latest activity first. */
 export async function allStatuses(stateDir) {
   const rows = [];
   for (const s of listSessions(stateDir)) {
     const c = await createCompactor({ sessionId: s.id, stateDir }).catch(() => null);
     if (!c) continue; // a file whose name is not a session id: not ours
     try {
-      rows.push(row(await c.status(), s.mtimeMs));
+      rows.push(row(await c.status(), (await lastRequestAt(s.path)) ?? s.mtimeMs));
     } finally {
       await c.close();
     }
   }
-  return rows;
+  return rows.sort((a, b) => (b.last_activity ?? "").localeCompare(a.last_activity ?? "") || a.session.localeCompare(b.session));
 }
 
 /** `status [--session ID] [--json]`. */

@@ -1,0 +1,25 @@
+// The npm package as a user gets it: `npm pack` of the built npm/ directory, installed into an
+// empty project. End-to-end tests load the plugin from there, never from the source tree.
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+let installed = null;
+
+/** Packs npm/ and installs the tarball into a fresh project: `{ tarball, project, dir }`. */
+export function installedPackage() {
+  if (installed) return installed;
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "sc-pack-"));
+  const npm = (args, cwd) => execFileSync("npm", args, { cwd, stdio: ["ignore", "pipe", "pipe"], encoding: "utf8" });
+  const out = npm(["pack", "--json", "--pack-destination", root], path.join(REPO, "npm"));
+  const tarball = path.join(root, JSON.parse(out)[0].filename);
+  const project = path.join(root, "consumer");
+  fs.mkdirSync(project);
+  fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
+  npm(["install", "--no-audit", "--no-fund", "--omit=dev", tarball], project);
+  installed = { tarball, project, dir: path.join(project, "node_modules", "smarter-compact") };
+  return installed;
+}
