@@ -167,3 +167,9 @@ pub fn compact_context_js(messages: &str, target_ratio: f64, signals: &str) -> R
 pub fn set_trim_at_js(toml_text: &str, pattern: &str, tokens: u32) -> Result<String> {
     crate::config::set_trim_at(toml_text, pattern, tokens).map_err(to_js)
 }
+
+/// Estimated tokens of a text (the engine's own estimate), e.g. a host's system prompt.
+#[wasm_bindgen(js_name = estimateTokens)]
+pub fn estimate_tokens(text: &str) -> u32 {
+    crate::tokens::estimate_text(text)
+}
