@@ -18,6 +18,7 @@ pub mod format;
 pub mod history;
 pub mod message;
 pub mod plan;
+pub mod recall;
 pub mod score;
 pub mod store;
 pub mod tokens;

@@ -79,3 +79,43 @@ fn status_counts_requests_and_fail_opens() {
     assert_eq!(s.messages, h.len());
     assert!(s.usage.after_tokens < s.usage.before_tokens);
 }
+
+struct Bank(Vec<String>, bool);
+
+impl smarter_compact::recall::Recall for Bank {
+    fn recall(&mut self, query: &str, limit: usize) -> smarter_compact::Result<Vec<String>> {
+        assert!(!query.is_empty(), "the query is the last user turn's text");
+        if self.1 {
+            return Err(smarter_compact::Error::Store("bank offline".into()));
+        }
+        Ok(self.0.iter().take(limit).cloned().collect())
+    }
+}
+
+fn engine_with_recall(recall_on: bool, bank: Bank) -> smarter_compact::Engine<smarter_compact::store::MemStore> {
+    let cfg = smarter_compact::config::Config::resolve(
+        &Default::default(),
+        None,
+        &serde_json::json!({"trimAtTokens": 8000, "compactionRecall": recall_on}),
+    );
+    let mut e = smarter_compact::Engine::open(smarter_compact::store::MemStore::default(), cfg).unwrap();
+    e.set_recall(Box::new(bank));
+    e
+}
+
+#[test]
+fn recall_on_trim_adds_a_fenced_block_that_stays_between_trims() {
+    let reqs = requests(&history());
+    let memories = Bank(vec!["the flaky test needs a pinned seed".into()], false);
+    let steps = replay(&mut engine_with_recall(true, memories), &reqs, Format::OpenAi);
+    let k = steps.iter().position(|s| s.stats.trimmed).expect("a trim");
+    let with_block = |s: &common::Step| s.output.iter().any(|m| m.contains("<smarter-compact-recall untrusted=\\\"true\\\">") && m.contains("pinned seed"));
+    assert!(with_block(&steps[k]));
+    assert!(with_block(&steps[k + 1]), "the block is part of the cut: it stays");
+    // Off by default, and a failing bank adds nothing and breaks nothing.
+    let off = replay(&mut engine_with_recall(false, Bank(vec!["x".into()], false)), &reqs, Format::OpenAi);
+    assert!(!off.iter().any(with_block));
+    let broken = replay(&mut engine_with_recall(true, Bank(vec![], true)), &reqs, Format::OpenAi);
+    assert!(broken.iter().all(|s| !s.output.iter().any(|m| m.contains("smarter-compact-recall"))));
+    assert_eq!(broken.iter().filter(|s| s.stats.trimmed).count(), off.iter().filter(|s| s.stats.trimmed).count());
+}

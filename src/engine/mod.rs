@@ -16,6 +16,7 @@ use crate::fingerprint::Fp;
 use crate::format::Format;
 use crate::history::{Blob, MsgInfo};
 use crate::plan::OutPlan;
+use crate::recall::{recall_block, Recall, MAX_MEMORIES};
 use crate::store::{RequestRecord, RequestWrite, Store, Usage};
 use crate::trim::{plan, Cut, PlanParams};
 
@@ -60,6 +61,8 @@ pub struct Engine<S: Store> {
     /// Fail-opens the store could not record.
     unrecorded_fail_opens: u64,
     cache: output::Cache,
+    /// The memory bank consulted on trim, when recall is on.
+    recall: Option<Box<dyn Recall>>,
 }
 
 impl<S: Store> Engine<S> {
@@ -85,6 +88,7 @@ impl<S: Store> Engine<S> {
             manual_pending: false,
             unrecorded_fail_opens: 0,
             cache: output::Cache::default(),
+            recall: None,
         })
     }
 
@@ -96,6 +100,11 @@ impl<S: Store> Engine<S> {
     /// The store, e.g. for search and SQL.
     pub fn store_mut(&mut self) -> &mut S {
         &mut self.store
+    }
+
+    /// Sets the memory bank consulted on trim (used when `compaction_recall` is on).
+    pub fn set_recall(&mut self, recall: Box<dyn Recall>) {
+        self.recall = Some(recall);
     }
 
     /// Asks for a trim on the next request, whatever its size.
@@ -160,7 +169,10 @@ impl<S: Store> Engine<S> {
                 if frees > 0 && worth {
                     out_tokens = p.after_tokens;
                     let seq = self.cuts.last().map_or(1, |c| c.seq + 1);
-                    new_cut = Some(p.into_cut(seq, &fps, self.manual_pending));
+                    let mut cut = p.into_cut(seq, &fps, self.manual_pending);
+                    out_tokens +=
+                        add_recall(&self.config, &mut self.recall, &mut cut, &raws, adapter);
+                    new_cut = Some(cut);
                 }
             }
         }
@@ -302,4 +314,30 @@ impl Outcome {
         let stats = serde_json::to_string(&self.stats).unwrap_or_else(|_| "{}".into());
         format!("{{\"plan\":{},\"stats\":{stats}}}", self.plan.to_json())
     }
+}
+
+/// Appends the recall block to a new cut's pointer; returns its estimated tokens. A bank that
+/// fails or has nothing adds nothing: recall never fails a request.
+fn add_recall(
+    config: &Config,
+    recall: &mut Option<Box<dyn Recall>>,
+    cut: &mut Cut,
+    raws: &[&RawValue],
+    adapter: &dyn crate::format::WireFormat,
+) -> u64 {
+    let (true, Some(bank), Some(at)) = (config.compaction_recall, recall.as_mut(), cut.pointer_at)
+    else {
+        return 0;
+    };
+    let query = serde_json::from_str(raws[at].get())
+        .ok()
+        .and_then(|v| adapter.view(&v, at).ok())
+        .map(|m| m.plain_text())
+        .unwrap_or_default();
+    let block = recall_block(&bank.recall(&query, MAX_MEMORIES).unwrap_or_default());
+    if block.is_empty() {
+        return 0;
+    }
+    cut.pointer = format!("{}\n{block}", cut.pointer);
+    u64::from(crate::tokens::estimate_text(&block)) + 1
 }
