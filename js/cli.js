@@ -4,7 +4,7 @@
 // wrong).
 import { parseArgs, expectPositional, positiveInt, UsageError } from "./cli/args.js";
 
-export const USAGE = `usage: smarter-compact <command> [options]
+const USAGE = `usage: smarter-compact <command> [options]
 
 sessions (state dir: --state-dir D, else SMARTER_COMPACT_STATE_DIR, else ~/.local/share/smarter-compact)
   status [--session ID] [--json]             every session as a table, or one session's status
@@ -96,7 +96,7 @@ async function toggle(action, argv, out) {
 }
 
 /** Runs the command line; resolves to the exit code. */
-export async function main(argv, out = (line) => console.log(line)) {
+async function main(argv, out = (line) => console.log(line)) {
   const [cmd, ...rest] = argv;
   if (cmd === undefined || cmd === "help" || cmd === "--help" || cmd === "-h") {
     out(USAGE);

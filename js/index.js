@@ -182,7 +182,6 @@ class Compactor {
 
   /** `context_status`: thresholds, store, trims, fail-opens, usage. */
   async status() {
-    const base = { session_id: this.#sessionId, store: { path: this.#path, backend: this.#shim?.kind ?? null, ok: true, error: null } };
     let engine = null;
     try {
       engine = JSON.parse((await this.#live()).status());
@@ -190,6 +189,7 @@ class Compactor {
       this.#forget(e);
       this.#storeError ??= { code: asCoded(e).code, message: asCoded(e).message, at: new Date().toISOString() };
     }
+    const base = { session_id: this.#sessionId, store: { path: this.#path, backend: this.#shim?.kind ?? null, ok: true, error: null } };
     if (this.#storeError) base.store = { ...base.store, ok: false, error: this.#storeError };
     const status = { ...(engine ?? {}), ...base };
     status.fail_opens = Math.max(engine?.fail_opens ?? 0, this.#failOpens);

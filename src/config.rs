@@ -279,7 +279,18 @@ pub fn set_trim_at(toml_text: &str, pattern: &str, tokens: u32) -> crate::Result
                 "context_proxy.trim_at in config.toml is not a table".into(),
             )
         })?;
-    table[pattern.as_str()] = toml_edit::value(i64::from(tokens));
+    match table
+        .get_mut(pattern.as_str())
+        .and_then(|i| i.as_value_mut())
+    {
+        // Keep the comment on the line being edited.
+        Some(v) => {
+            let decor = v.decor().clone();
+            *v = i64::from(tokens).into();
+            *v.decor_mut() = decor;
+        }
+        None => table[pattern.as_str()] = toml_edit::value(i64::from(tokens)),
+    }
     Ok(doc.to_string())
 }
 
@@ -403,6 +414,17 @@ mod tests {
     #[test]
     fn context_set_keeps_comments_and_other_keys() {
         let before = "# my settings\n[context_proxy]\ncompress_over_tokens = 3000 # lower\n\n[context_proxy.trim_at]\nhaiku = 90000\n\n[other]\nx = 1\n";
+        let edited = set_trim_at(before, "haiku", 80_000).unwrap();
+        assert!(edited.contains("haiku = 80000\n"));
+        assert_eq!(
+            set_trim_at(
+                "[context_proxy.trim_at]\nhaiku = 95000 # fast\n",
+                "haiku",
+                90_000
+            )
+            .unwrap(),
+            "[context_proxy.trim_at]\nhaiku = 90000 # fast\n"
+        );
         let after = set_trim_at(before, "Claude-Sonnet-*", 180_000).unwrap();
         assert!(after
             .starts_with("# my settings\n[context_proxy]\ncompress_over_tokens = 3000 # lower\n"));

@@ -164,8 +164,13 @@ pub fn compact_context_js(messages: &str, target_ratio: f64, signals: &str) -> R
 
 /// `config.toml` text with `[context_proxy.trim_at]` `pattern = tokens` set; comments kept.
 #[wasm_bindgen(js_name = setTrimAt)]
-pub fn set_trim_at_js(toml_text: &str, pattern: &str, tokens: u32) -> Result<String> {
-    crate::config::set_trim_at(toml_text, pattern, tokens).map_err(to_js)
+pub fn set_trim_at_js(toml_text: &str, pattern: &str, tokens: f64) -> Result<String> {
+    if tokens.fract() != 0.0 || !(0.0..=f64::from(u32::MAX)).contains(&tokens) {
+        return Err(arg(format!(
+            "tokens must be a whole number in 1000..=10000000, got {tokens}"
+        )));
+    }
+    crate::config::set_trim_at(toml_text, pattern, tokens as u32).map_err(to_js)
 }
 
 /// Estimated tokens of a text (the engine's own estimate), e.g. a host's system prompt.
