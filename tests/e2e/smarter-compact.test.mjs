@@ -20,11 +20,13 @@ const MARKER = "MARKER-alpha-7781";
 const hosts = [
   {
     name: "OpenCode 1.18",
+    backend: "bun:sqlite",
     setup: (server, pkg) => setupOpenCodeHome({ server, pluginPath: path.join(pkg.dir, "js", "hosts", "opencode.js") }),
     run: (home, o) => runOpenCode({ home, timeoutMs: 90_000, continue: o.turn > 0, prompt: o.prompt, env: o.env, extraArgs: o.command ? ["--command", o.command] : [] }),
   },
   ...[false, true].map((legacy) => ({
     name: legacy ? "Pi 0.73 (Node 20)" : "Pi 1.x (Node 22)",
+    backend: legacy ? "sql.js" : "node:sqlite",
     setup: (server) => setupPiHome({ server }),
     run: (home, o, pkg) =>
       runPi({ home, legacy, extensionPath: path.join(pkg.dir, "js", "hosts", "pi.js"), sessionDir: home.sessionDir, continue: o.turn > 0, timeoutMs: 60_000,
@@ -77,7 +79,8 @@ for (const h of hosts) {
       (_body, ctx) => ({ tool: "smart_compact_get", args: { id: ctx.agentRequests.map((q) => blobIdIn(q.body)).find(Boolean), start_line: 901, end_line: 905 } }),
       { tool: "smart_compact_sql", args: { sql: "SELECT count(*) AS n FROM output_lines WHERE tool_name = 'bash' AND text LIKE '1009%'" } },
       { text: "The marker was found." },
-      // turn 3: the manual command, then one more step
+      // turn 3: the manual command, then the status and one more step
+      { tool: "context_status", args: {} },
       { tool: "bash", args: { command: "seq 500000 500300" } },
       { text: "Compacted." },
       // turn 4: the store is broken; the session goes on and context_status says why
@@ -133,6 +136,8 @@ for (const h of hosts) {
       assert.ok(texts.some((t) => t.includes(MARKER) && t.includes("smart_compact_get(id=")), "search did not find the trimmed marker");
       assert.ok(texts.some((t) => t.includes("100900") && t.includes("100904") && t.includes("lines 901–905")), "get did not return lines 901–905 of the compressed output");
       assert.ok(texts.some((t) => t.includes("\nn\n100\n(1 row)")), `sql did not count the 100 lines starting with 1009: ${texts.filter((t) => t.includes("row")).join(" / ")}`);
+
+      assert.ok(texts.some((t) => t.includes(`store: ${h.backend} at `)), `the store is not ${h.backend}`);
 
       // Break the store (the database file becomes a directory): the session goes on.
       for (const ext of ["", "-wal", "-shm"]) fs.rmSync(db + ext, { force: true });

@@ -309,6 +309,7 @@ export async function runPi({
   extensions = [],
   env = {},
   legacy = false,
+  discover = false,
   sessionDir,
   continue: cont = false,
   cwd,
@@ -324,7 +325,8 @@ export async function runPi({
   const paths = hostPaths();
   const [node, cli] = legacy ? [paths.node20, paths.piLegacy] : [paths.node22, paths.pi];
   const args = [cli, "-p", "--mode", "json", "--model", home.model];
-  args.push("--no-extensions", "--no-skills", "--no-prompt-templates", "--no-themes", "--no-context-files");
+  // `discover: true` loads the extensions Pi finds itself (installed packages) instead of only `-e`.
+  args.push(...(discover ? [] : ["--no-extensions"]), "--no-skills", "--no-prompt-templates", "--no-themes", "--no-context-files");
   if (cont || sessionDir) {
     args.push("--session-dir", sessionDir ?? home.sessionDir);
     if (cont) args.push("--continue");
@@ -336,6 +338,16 @@ export async function runPi({
   const fullEnv = { ...baseEnv(home.home), ...PI_ENV, PI_CODING_AGENT_DIR: home.agentDir, ...env };
   const r = await runAndCollect(server, node, args, { cwd: cwd ?? home.proj, env: fullEnv, timeoutMs });
   return { ...r, home, legacy };
+}
+
+/** Runs a host's own command line (e.g. `opencode plugin`, `pi install`) in a home made by
+ * setupOpenCodeHome / setupPiHome, with the same isolated environment as the runs. */
+export function runHostCli(home, args, { env = {}, timeoutMs = 120_000 } = {}) {
+  const paths = hostPaths();
+  if (home.kind === "opencode") {
+    return run(paths.opencode, args, { cwd: home.proj, env: { ...baseEnv(home.home), ...OPENCODE_ENV, ...env }, timeoutMs });
+  }
+  return run(paths.node22, [paths.pi, ...args], { cwd: home.proj, env: { ...baseEnv(home.home), ...PI_ENV, PI_CODING_AGENT_DIR: home.agentDir, ...env }, timeoutMs });
 }
 
 /** Read a JSON-lines file (e.g. $PROBE_LOG); missing file → []. */
