@@ -10,6 +10,7 @@ export const ENV_KEYS = [
   "CONTEXT_TRIM_TO_FRACTION",
   "CONTEXT_COMPRESS_OVER_TOKENS",
   "CONTEXT_COMPACTION_RECALL",
+  "CONTEXT_MEMORY_BANK",
 ];
 
 /** The state directory: explicit, else SMARTER_COMPACT_STATE_DIR, else ~/.local/share/smarter-compact. */

@@ -28,6 +28,8 @@ pub struct Config {
     pub min_free_fraction: f64,
     /// Tools whose results are never compressed nor trimmed out of the in-flight turn.
     pub protected_tools: Vec<String>,
+    /// Name of the memory bank (`banks/<name>.db`) used for coverage, episodes and recall.
+    pub memory_bank: Option<String>,
     /// What was invalid and replaced by its default.
     pub warnings: Vec<String>,
 }
@@ -46,6 +48,7 @@ impl Default for Config {
             keep_last_exchanges: 3,
             min_free_fraction: 0.1,
             protected_tools: Vec::new(),
+            memory_bank: None,
             warnings: Vec::new(),
         }
     }
@@ -53,11 +56,12 @@ impl Default for Config {
 
 /// Environment variables the engine reads (the host passes them in; the core never reads the
 /// process environment itself).
-pub const ENV_KEYS: [&str; 4] = [
+pub const ENV_KEYS: [&str; 5] = [
     "CONTEXT_TRIM_AT_TOKENS",
     "CONTEXT_TRIM_TO_FRACTION",
     "CONTEXT_COMPRESS_OVER_TOKENS",
     "CONTEXT_COMPACTION_RECALL",
+    "CONTEXT_MEMORY_BANK",
 ];
 
 /// One configurable value: its names in each source and how to check it.
@@ -81,6 +85,11 @@ const COMPRESS: Key = Key {
     env: "CONTEXT_COMPRESS_OVER_TOKENS",
     toml: "compress_over_tokens",
     camel: "compressOverTokens",
+};
+const BANK: Key = Key {
+    env: "CONTEXT_MEMORY_BANK",
+    toml: "memory_bank",
+    camel: "memoryBank",
 };
 const RECALL: Key = Key {
     env: "CONTEXT_COMPACTION_RECALL",
@@ -170,6 +179,14 @@ impl Config {
                 "1" | "true" | "on" | "yes" => c.compaction_recall = true,
                 "0" | "false" | "off" | "no" | "" => c.compaction_recall = false,
                 _ => c.warn(format!("{src}={raw:?} is not 0 or 1; recall stays off")),
+            }
+        }
+        for (src, raw) in sources(&BANK) {
+            match crate::store::validate_id(raw.trim()) {
+                Ok(()) => c.memory_bank = Some(raw.trim().to_string()),
+                Err(e) => c.warn(format!(
+                    "{src}={raw:?} is not a usable bank name ({e}); no memory bank"
+                )),
             }
         }
         c.read_protected(section.get("protected_tools").map(toml_to_json).as_ref());

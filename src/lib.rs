@@ -9,8 +9,11 @@
 //! over the caller's own message objects.
 #![deny(missing_docs)]
 
+pub mod bank;
 pub mod compress;
 pub mod config;
+#[cfg(feature = "embed")]
+pub mod embed;
 pub mod engine;
 pub mod error;
 pub mod fingerprint;

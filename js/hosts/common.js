@@ -13,7 +13,7 @@ export const STANDING_INSTRUCTION =
 /** The manual-trim command. */
 export const COMPACT_COMMAND = "smarter-compact:compact";
 
-const CONFIG_KEYS = ["trimAtTokens", "trimToFraction", "compressOverTokens", "compactionRecall", "protectedTools"];
+const CONFIG_KEYS = ["trimAtTokens", "trimToFraction", "compressOverTokens", "compactionRecall", "protectedTools", "memoryBank"];
 
 /** Engine config from host options (OpenCode plugin options, Pi settings): camelCase keys. */
 export function configFrom(options = {}) {

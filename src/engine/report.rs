@@ -68,6 +68,8 @@ pub struct Status {
     pub compaction_recall: bool,
     /// Never compressed or trimmed from the in-flight turn.
     pub protected_tools: Vec<String>,
+    /// The memory bank in use.
+    pub memory_bank: Option<String>,
     /// Invalid configuration values (defaults used).
     pub warnings: Vec<String>,
     /// Messages stored.
@@ -99,6 +101,7 @@ impl<S: Store> Engine<S> {
             compress_over_tokens: c.compress_over_tokens,
             compaction_recall: c.compaction_recall,
             protected_tools: c.protected_tools.clone(),
+            memory_bank: c.memory_bank.clone(),
             warnings: c.warnings.clone(),
             messages: self.known.len(),
             trims: self.cuts.len(),

@@ -3,15 +3,18 @@
 
 mod get;
 mod guard;
+mod hybrid;
 mod ids;
 mod memory;
 mod schema;
 mod search;
 mod sql;
 mod sqlite;
+pub mod vectors;
 
 pub use get::{get, Page, PAGE_BYTES, PAGE_LINES};
 pub use guard::{check_sql, SqlRows, MAX_ROWS};
+pub use hybrid::{hybrid_search, Found};
 pub use ids::{validate_id, MAX_ID_LEN};
 pub use memory::MemStore;
 pub use schema::{migrate, SCHEMA_DOC, SCHEMA_VERSION};

@@ -5,7 +5,7 @@ use super::sql::{scalar, transaction, Sql, SqlValue};
 use crate::error::{Error, Result};
 
 /// Version this engine writes; a database with a higher version is left alone.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Tokenizer of the full-text indexes: words split on punctuation, `_` kept inside identifiers.
 const TOKENIZE: &str = "tokenize=unicode61 \"tokenchars=_\"";
@@ -79,7 +79,23 @@ CREATE TABLE requests (
 );
 CREATE VIRTUAL TABLE messages_fts USING fts4(body, terms, content=\"\", {TOKENIZE});
 CREATE VIRTUAL TABLE lines_fts USING fts4(body, terms, content=\"\", {TOKENIZE})"
-    )]
+        ),
+        // v2: embedding chunks and their vectors, cached by content hash.
+        "CREATE TABLE chunks (
+  seq INTEGER NOT NULL,
+  chunk INTEGER NOT NULL,
+  start_line INTEGER NOT NULL,
+  hash TEXT NOT NULL,
+  PRIMARY KEY (seq, chunk)
+);
+CREATE TABLE vectors (
+  hash TEXT PRIMARY KEY,
+  text TEXT,
+  model TEXT,
+  vec BLOB
+)"
+        .to_string(),
+    ]
 }
 
 /// Creates or upgrades the schema; refuses a database written by a newer version.
@@ -109,6 +125,12 @@ pub fn migrate<S: Sql + ?Sized>(db: &mut S) -> Result<()> {
                 db.exec(stmt, &[])?;
             }
         }
+        if current == 1 {
+            // Messages stored by v1 get their embedding chunks now.
+            for r in db.query("SELECT seq, text FROM messages ORDER BY seq", &[])? {
+                super::vectors::add_chunks(db, r[0].as_i64(), &r[1].as_text())?;
+            }
+        }
         db.exec(
             "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
             &[SqlValue::Text(SCHEMA_VERSION.to_string())],
@@ -127,6 +149,7 @@ Tables:
 - output_lines(seq INTEGER -- messages.seq of the tool result, tool_call_id TEXT, tool_name TEXT, blob_id TEXT -- set when the output was compressed, line_no INTEGER -- 1-based, text TEXT) -- every line of every tool output
 - blob_lines -- view: output_lines of compressed outputs (blob_id, line_no, text, seq, tool_name)
 - blobs(id TEXT PRIMARY KEY, seq INTEGER, tool_name TEXT, lines INTEGER, tokens INTEGER, text TEXT -- full text of a compressed output)
+- chunks(seq INTEGER, chunk INTEGER, start_line INTEGER, hash TEXT) and vectors(hash TEXT PRIMARY KEY, model TEXT, vec BLOB -- 384 little-endian float32) -- embeddings of message chunks
 - trims(seq INTEGER -- trim number, covered INTEGER, removed_messages INTEGER, removed_tokens INTEGER, manual INTEGER, created_at INTEGER)
 - requests(at_ms INTEGER, model TEXT, before_tokens INTEGER, after_tokens INTEGER, trimmed INTEGER, compressed INTEGER, prefix_reused INTEGER, over_limit INTEGER, fail_open INTEGER)
 Examples: SELECT count(*) FROM output_lines WHERE text LIKE '%ERROR%';  SELECT seq, role, substr(text, 1, 200) FROM messages WHERE in_context = 0 ORDER BY seq DESC LIMIT 20;";

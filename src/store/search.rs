@@ -181,22 +181,14 @@ fn ranked<S: Sql + ?Sized>(db: &mut S, sql: &str, expr: &str) -> Result<Vec<(i64
     Ok(rows)
 }
 
-/// Searches the store; the best `limit` hits, best first.
-pub fn search<S: Sql + ?Sized>(
+/// Ranked full-text candidates: (is an output line, row id, BM25), best first.
+pub(super) fn fts_candidates<S: Sql + ?Sized>(
     db: &mut S,
     query: &str,
-    limit: usize,
     scope: Scope,
-) -> Result<Vec<Hit>> {
-    if !(1..=50).contains(&limit) {
-        return Err(Error::InvalidArgument(format!(
-            "limit must be 1..=50, got {limit}"
-        )));
-    }
+) -> Result<Vec<(bool, i64, f64)>> {
     let Some(expr) = match_expr(query) else {
-        return Err(Error::InvalidArgument(
-            "the query has no word to search for".into(),
-        ));
+        return Ok(Vec::new());
     };
     let trimmed = scope == Scope::Trimmed;
     let lines_sql = format!(
@@ -224,44 +216,82 @@ pub fn search<S: Sql + ?Sized>(
         )
         .collect();
     all.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.1.cmp(&b.1)));
+    Ok(all)
+}
+
+/// Checks `limit`: 1..=50.
+pub(super) fn check_limit(limit: usize) -> Result<()> {
+    if (1..=50).contains(&limit) {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument(format!(
+            "limit must be 1..=50, got {limit}"
+        )))
+    }
+}
+
+/// Searches the store with full-text search alone; the best `limit` hits, best first.
+pub fn search<S: Sql + ?Sized>(
+    db: &mut S,
+    query: &str,
+    limit: usize,
+    scope: Scope,
+) -> Result<Vec<Hit>> {
+    check_limit(limit)?;
+    if match_expr(query).is_none() {
+        return Err(Error::InvalidArgument(
+            "the query has no word to search for".into(),
+        ));
+    }
+    let mut all = fts_candidates(db, query, scope)?;
     all.truncate(limit);
     let words = query_words(query);
     let mut hits = Vec::with_capacity(all.len());
     for (is_line, id, score) in all {
-        let hit = if is_line {
-            let r = db.query(
-                "SELECT o.seq, o.line_no, o.text, o.blob_id, o.tool_name, m.role, m.in_context FROM output_lines o JOIN messages m ON m.seq = o.seq WHERE o.id = ?",
-                &[SqlValue::Int(id)],
-            )?;
-            r.into_iter().next().map(|r| Hit {
-                seq: r[0].as_i64(),
-                line: Some(r[1].as_i64()),
-                snippet: snippet(&r[2].as_text(), &words),
-                blob_id: text_or_none(&r[3]),
-                tool_name: text_or_none(&r[4]),
-                role: r[5].as_text(),
-                in_context: r[6].as_i64() != 0,
-                score,
-            })
-        } else {
-            let r = db.query(
-                "SELECT seq, role, tool_name, text, in_context FROM messages WHERE seq = ?",
-                &[SqlValue::Int(id)],
-            )?;
-            r.into_iter().next().map(|r| Hit {
-                seq: r[0].as_i64(),
-                role: r[1].as_text(),
-                tool_name: text_or_none(&r[2]),
-                snippet: snippet(&r[3].as_text(), &words),
-                blob_id: None,
-                line: None,
-                in_context: r[4].as_i64() != 0,
-                score,
-            })
-        };
-        hits.extend(hit);
+        hits.extend(hit_for(db, is_line, id, score, &words)?);
     }
     Ok(hits)
+}
+
+/// The hit for a full-text candidate (an output line or a message).
+pub(super) fn hit_for<S: Sql + ?Sized>(
+    db: &mut S,
+    is_line: bool,
+    id: i64,
+    score: f64,
+    words: &[String],
+) -> Result<Option<Hit>> {
+    Ok(if is_line {
+        let r = db.query(
+            "SELECT o.seq, o.line_no, o.text, o.blob_id, o.tool_name, m.role, m.in_context FROM output_lines o JOIN messages m ON m.seq = o.seq WHERE o.id = ?",
+            &[SqlValue::Int(id)],
+        )?;
+        r.into_iter().next().map(|r| Hit {
+            seq: r[0].as_i64(),
+            line: Some(r[1].as_i64()),
+            snippet: snippet(&r[2].as_text(), words),
+            blob_id: text_or_none(&r[3]),
+            tool_name: text_or_none(&r[4]),
+            role: r[5].as_text(),
+            in_context: r[6].as_i64() != 0,
+            score,
+        })
+    } else {
+        let r = db.query(
+            "SELECT seq, role, tool_name, text, in_context FROM messages WHERE seq = ?",
+            &[SqlValue::Int(id)],
+        )?;
+        r.into_iter().next().map(|r| Hit {
+            seq: r[0].as_i64(),
+            role: r[1].as_text(),
+            tool_name: text_or_none(&r[2]),
+            snippet: snippet(&r[3].as_text(), words),
+            blob_id: None,
+            line: None,
+            in_context: r[4].as_i64() != 0,
+            score,
+        })
+    })
 }
 
 /// Opening of the fence around tool output that comes from the store: it is data, never
@@ -324,7 +354,7 @@ pub fn render_hits(query: &str, hits: &[Hit], scope: Scope) -> String {
     out
 }
 
-fn text_or_none(v: &SqlValue) -> Option<String> {
+pub(super) fn text_or_none(v: &SqlValue) -> Option<String> {
     match v {
         SqlValue::Null => None,
         v => Some(v.as_text()),
@@ -332,7 +362,7 @@ fn text_or_none(v: &SqlValue) -> Option<String> {
 }
 
 /// Lower-case words of a query, for placing snippets.
-fn query_words(query: &str) -> Vec<String> {
+pub(super) fn query_words(query: &str) -> Vec<String> {
     query
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .filter(|w| w.len() >= 2)

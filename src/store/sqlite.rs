@@ -194,6 +194,7 @@ fn insert_message<S: Sql>(
         .first()
         .map(|r| r[0].as_i64())
         .ok_or_else(|| Error::Store("message row vanished after insert".into()))?;
+    super::vectors::add_chunks(db, seq, &m.text)?;
     if !m.prose.trim().is_empty() {
         db.exec(
             "INSERT INTO messages_fts(docid, body, terms) VALUES (CAST(? AS INTEGER), ?, ?)",

@@ -1,0 +1,122 @@
+//! Hybrid search: full-text (BM25) and embeddings (cosine) fused by reciprocal rank, one hit per
+//! message. Messages without vectors still come through the full-text side.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use super::search::{
+    check_limit, fts_candidates, hit_for, query_words, snippet, text_or_none, Hit, Scope,
+};
+use super::sql::{Sql, SqlValue};
+use super::vectors::{coverage, rank, Coverage};
+use crate::error::Result;
+
+/// The usual RRF constant: ranks far down either list still count, a little.
+const RRF_K: f64 = 60.0;
+/// Full-text candidates considered for fusion.
+const FTS_DEPTH: usize = 200;
+
+/// Search hits and how they were found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Found {
+    /// Best first.
+    pub hits: Vec<Hit>,
+    /// `fts` or `hybrid`.
+    pub mode: &'static str,
+    /// How much of the store has vectors.
+    pub coverage: Coverage,
+}
+
+/// Searches with full text and, when `query_vec` is given and vectors exist, embeddings fused
+/// by reciprocal rank.
+pub fn hybrid_search<S: Sql + ?Sized>(
+    db: &mut S,
+    query: &str,
+    limit: usize,
+    scope: Scope,
+    query_vec: Option<&[f32]>,
+) -> Result<Found> {
+    check_limit(limit)?;
+    let cov = coverage(db)?;
+    let Some(qv) = query_vec.filter(|_| cov.embedded > 0) else {
+        let hits = super::search::search(db, query, limit, scope)?;
+        return Ok(Found {
+            hits,
+            mode: "fts",
+            coverage: cov,
+        });
+    };
+    let words = query_words(query);
+    // Full-text side: the best hit of each message, in rank order.
+    let mut fts_rank: HashMap<i64, (usize, Hit)> = HashMap::new();
+    let mut order = 0;
+    for (is_line, id, score) in fts_candidates(db, query, scope)?
+        .into_iter()
+        .take(FTS_DEPTH)
+    {
+        if let Some(hit) = hit_for(db, is_line, id, score, &words)? {
+            if !fts_rank.contains_key(&hit.seq) {
+                fts_rank.insert(hit.seq, (order, hit));
+                order += 1;
+            }
+        }
+    }
+    let vec_rank: Vec<(i64, i64, f64)> = rank(db, qv, scope == Scope::Trimmed)?;
+    let mut fused: HashMap<i64, f64> = HashMap::new();
+    for (seq, (r, _)) in &fts_rank {
+        *fused.entry(*seq).or_default() += 1.0 / (RRF_K + *r as f64 + 1.0);
+    }
+    for (r, (seq, _, _)) in vec_rank.iter().enumerate() {
+        *fused.entry(*seq).or_default() += 1.0 / (RRF_K + r as f64 + 1.0);
+    }
+    let mut best: Vec<(i64, f64)> = fused.into_iter().collect();
+    best.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    best.truncate(limit);
+    let start_line: HashMap<i64, i64> = vec_rank.iter().map(|(s, l, _)| (*s, *l)).collect();
+    let mut hits = Vec::with_capacity(best.len());
+    for (seq, score) in best {
+        let hit = match fts_rank.remove(&seq) {
+            Some((_, hit)) => Some(hit),
+            None => vector_hit(db, seq, start_line.get(&seq).copied().unwrap_or(1), &words)?,
+        };
+        hits.extend(hit.map(|h| Hit { score, ..h }));
+    }
+    Ok(Found {
+        hits,
+        mode: "hybrid",
+        coverage: cov,
+    })
+}
+
+/// A hit found by its vector alone: the message, with the chunk's start line for outputs.
+fn vector_hit<S: Sql + ?Sized>(
+    db: &mut S,
+    seq: i64,
+    start_line: i64,
+    words: &[String],
+) -> Result<Option<Hit>> {
+    let r = db.query(
+        "SELECT m.role, m.tool_name, m.text, m.in_context, (SELECT id FROM blobs WHERE seq = m.seq LIMIT 1) FROM messages m WHERE m.seq = ?",
+        &[SqlValue::Int(seq)],
+    )?;
+    Ok(r.into_iter().next().map(|r| {
+        let text = r[2].as_text();
+        let from_line: String = text
+            .lines()
+            .skip(start_line.max(1) as usize - 1)
+            .collect::<Vec<_>>()
+            .join("\n");
+        let is_output = r[0].as_text() == "tool" || r[4] != SqlValue::Null;
+        Hit {
+            seq,
+            role: r[0].as_text(),
+            tool_name: text_or_none(&r[1]),
+            snippet: snippet(&from_line, words),
+            blob_id: text_or_none(&r[4]),
+            line: is_output.then_some(start_line),
+            in_context: r[3].as_i64() != 0,
+            score: 0.0,
+        }
+    }))
+}
