@@ -6,6 +6,7 @@ import { asCoded, codedError, isTrap } from "./errors.js";
 import { applyPlan } from "./plan.js";
 import { openSqlite } from "./shims/index.js";
 import { runReadonlySql, SQL_TIMEOUT_MS } from "./sql.js";
+import { embedBacklog, openBank, sharedEmbedder } from "./memory.js";
 import { statusText } from "./status.js";
 import { engineModule, discardInstance } from "./wasm.js";
 
@@ -43,12 +44,57 @@ class Compactor {
   #engine = null;
   #failOpens = 0;
   #storeError = null;
+  #stateDir;
+  #embedderOption;
+  #bank = null;
+  #bankShim = null;
+  #embedding = null;
 
-  constructor(sessionId, path, options, sqlite) {
+  constructor(sessionId, stateDir, options, sqlite, embedder) {
     this.#sessionId = sessionId;
-    this.#path = path;
+    this.#stateDir = stateDir;
+    this.#path = sessionPath(stateDir, sessionId);
     this.#options = options;
     this.#sqlite = sqlite;
+    this.#embedderOption = embedder;
+  }
+
+  /** The embedder to use: the caller's, none (false), or the process-wide one if a model exists. */
+  async #embedder() {
+    if (this.#embedderOption === false) return null;
+    return this.#embedderOption ?? sharedEmbedder();
+  }
+
+  /** Opens the configured memory bank and gives it to the engine for recall on trim. */
+  async #attachBank(engine) {
+    const name = JSON.parse(engine.status()).memory_bank;
+    if (!name || this.#bank) return;
+    try {
+      const { bank, shim } = await openBank(this.#stateDir, name);
+      engine.attachBank(shim);
+      this.#bank = bank;
+      this.#bankShim = shim;
+    } catch {
+      // a bank that cannot be opened only means no recall and no episodes; requests go on
+    }
+  }
+
+  /** Embeds, in the background, what the store and the bank are waiting for. */
+  #kickEmbedding() {
+    if (this.#embedding) return;
+    this.#embedding = (async () => {
+      const embedder = await this.#embedder();
+      if (embedder) await embedBacklog(embedder, () => (this.#engine ? { engine: this.#engine, bank: this.#bank } : null));
+    })()
+      .catch(() => {}) // best effort: the next request starts another round
+      .finally(() => {
+        this.#embedding = null;
+      });
+  }
+
+  /** Waits until the background embedding round (if any) is done. */
+  async settled() {
+    while (this.#embedding) await this.#embedding;
   }
 
   /** The engine, opening the store and the module if needed. */
@@ -59,6 +105,7 @@ class Compactor {
     try {
       this.#shim ??= await this.#openShim();
       this.#engine = new this.#glue.Engine(this.#sessionId, this.#options, this.#shim);
+      await this.#attachBank(this.#engine);
     } catch (e) {
       this.#closeShim();
       throw e.code ? e : codedError("E_STORE", `cannot open the session store: ${e.message}`, e);
@@ -116,7 +163,17 @@ class Compactor {
       const result = JSON.parse(engine.transform(body, JSON.stringify({ model, format: wire, overheadTokens, nowMs: Date.now() })));
       this.#storeError = null;
       const out = host ? host.applyPlan(messages, result.plan, hostIndex) : applyPlan(messages, result.plan);
-      return { messages: out, stats: result.stats };
+      const st = result.stats;
+      if (st.trimmed && this.#bank) {
+        try {
+          const text = this.#glue.episodeText(this.#sessionId, st.before_tokens, st.after_tokens, st.removed_messages);
+          this.#bank.add("episode", text, this.#sessionId, Date.now());
+        } catch {
+          // the episode is a record, never a reason to fail the request
+        }
+      }
+      this.#kickEmbedding();
+      return { messages: out, stats: st };
     } catch (e) {
       const err = asCoded(e);
       this.#forget(e);
@@ -155,8 +212,9 @@ class Compactor {
     if (!Number.isInteger(limit) || limit < 1 || limit > 50) throw codedError("E_ARG", "limit must be an integer in 1..50");
     if (!SCOPES.has(scope)) throw codedError("E_ARG", 'scope must be "trimmed" or "all"');
     if (!MODES.has(mode)) throw codedError("E_ARG", 'mode must be "auto", "fts" or "hybrid"');
-    const res = JSON.parse(await this.#call((e) => e.search(query, limit, scope)));
-    return { ...res, mode: "fts" };
+    const embedder = mode === "fts" ? null : await this.#embedder();
+    const qv = embedder ? (await embedder.embed([query]))[0] : undefined;
+    return JSON.parse(await this.#call((e) => e.search(query, limit, scope, qv)));
   }
 
   /** `smart_compact_get`: a page of a compressed output or a message, `{page, text}`. */
@@ -197,11 +255,21 @@ class Compactor {
     return status;
   }
 
-  /** Flushes and releases the store. */
+  /** What compact_context needs from this session: the embedder, the bank, a source name. */
+  async memoryContext() {
+    await this.#live();
+    return { embedder: await this.#embedder(), bank: this.#bank, source: this.#sessionId };
+  }
+
+  /** Flushes and releases the store and the bank. */
   async close() {
     this.#engine?.free();
     this.#engine = null;
     this.#closeShim();
+    this.#bank?.free();
+    this.#bank = null;
+    this.#bankShim?.close?.();
+    this.#bankShim = null;
   }
 }
 
@@ -216,15 +284,17 @@ function asCodedCall(fn) {
 /**
  * Creates the compactor of one session. `sqlite` is a backend name ("bun:sqlite", "node:sqlite",
  * "better-sqlite3", "sql.js"), or a shim object `{exec, query, kind?, path?}`; by default the best
- * backend of the runtime. Rejects only for an unusable session id (E_BAD_ID): a store that cannot
- * be opened makes requests pass through unchanged until it can.
+ * backend of the runtime. `embedder`: an embedder from `createEmbedder()`, `false` for none, or by
+ * default the process-wide one when the model is installed (used in the background only). Rejects
+ * only for an unusable session id (E_BAD_ID): a store that cannot be opened makes requests pass
+ * through unchanged until it can.
  */
-export async function createCompactor({ sessionId, stateDir, sqlite, config } = {}) {
+export async function createCompactor({ sessionId, stateDir, sqlite, config, embedder } = {}) {
   if (typeof sessionId !== "string") throw codedError("E_BAD_ID", "sessionId must be a string");
   const glue = await engineModule();
   asCodedCall(() => glue.validateId(sessionId));
   const dir = resolveStateDir(stateDir);
-  return new Compactor(sessionId, sessionPath(dir, sessionId), engineOptions(dir, config), sqlite);
+  return new Compactor(sessionId, dir, engineOptions(dir, config), sqlite, embedder);
 }
 
 /** Version of the engine. */

@@ -83,7 +83,7 @@ export async function runTool(compactor, name, args = {}) {
     case "context_status":
       return (await compactor.status()).text;
     case "compact_context":
-      return JSON.stringify(await compactContext(args));
+      return JSON.stringify(await compactContext(args, compactor ? await compactor.memoryContext() : {}));
     default:
       throw codedError("E_ARG", `unknown tool ${JSON.stringify(name)}`);
   }

@@ -164,7 +164,7 @@ fn trimmed_and_compressed_outputs_are_found_by_a_distinctive_probe() {
                 continue;
             };
             probes += 1;
-            let hits = e.search(&probe, 3, Scope::Trimmed).unwrap();
+            let hits = e.search(&probe, 3, Scope::Trimmed, None).unwrap().hits;
             let want_lines: Vec<i64> = lines(&text)
                 .iter()
                 .enumerate()

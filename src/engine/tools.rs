@@ -1,15 +1,34 @@
-//! The recall tools on an engine whose store is SQLite: search and get. (The SQL tool's guard and
+//! The recall tools on an engine whose store is SQLite: search, get, and the vectors behind
+//! hybrid search. (The SQL tool's guard and
 //! rendering live in [`crate::store`]; the host runs the checked query on a read-only
 //! connection with a deadline.)
 
 use super::Engine;
 use crate::error::Result;
-use crate::store::{get, search, Hit, Page, Scope, Sql, SqlStore};
+use crate::store::vectors::{self, Pending};
+use crate::store::{get, hybrid_search, Found, Page, Scope, Sql, SqlStore};
 
 impl<S: Sql> Engine<SqlStore<S>> {
-    /// `smart_compact_search`: the best `limit` hits for `query` in `scope`.
-    pub fn search(&mut self, query: &str, limit: usize, scope: Scope) -> Result<Vec<Hit>> {
-        search(self.store.db(), query, limit, scope)
+    /// `smart_compact_search`: the best `limit` hits for `query` in `scope`, hybrid when the
+    /// host gives the query's vector and vectors exist, full-text otherwise.
+    pub fn search(
+        &mut self,
+        query: &str,
+        limit: usize,
+        scope: Scope,
+        query_vec: Option<&[f32]>,
+    ) -> Result<Found> {
+        hybrid_search(self.store.db(), query, limit, scope, query_vec)
+    }
+
+    /// Chunks waiting for the host's embedder.
+    pub fn pending_vectors(&mut self, limit: usize) -> Result<Vec<Pending>> {
+        vectors::pending(self.store.db(), limit)
+    }
+
+    /// Stores a chunk's vector computed by the host's embedder.
+    pub fn put_vector(&mut self, hash: &str, model: &str, vec: &[f32]) -> Result<()> {
+        vectors::put(self.store.db(), hash, model, vec)
     }
 
     /// `smart_compact_get`: a page of the full text of a compressed output or a message.

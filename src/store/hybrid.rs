@@ -28,6 +28,26 @@ pub struct Found {
     pub coverage: Coverage,
 }
 
+impl Found {
+    /// How the hits were ranked, for the tool's answer.
+    pub fn how(&self) -> String {
+        let pct = if self.coverage.chunks == 0 {
+            0
+        } else {
+            100 * self.coverage.embedded / self.coverage.chunks
+        };
+        match self.mode {
+            "hybrid" => {
+                format!("hybrid: full-text + embeddings, which cover {pct}% of the stored text")
+            }
+            _ if self.coverage.embedded > 0 => {
+                format!("full-text; embeddings cover {pct}% of the stored text")
+            }
+            _ => "full-text".to_string(),
+        }
+    }
+}
+
 /// Searches with full text and, when `query_vec` is given and vectors exist, embeddings fused
 /// by reciprocal rank.
 pub fn hybrid_search<S: Sql + ?Sized>(

@@ -2,6 +2,9 @@
 //! forwards; every decision is made in the core. Errors cross as real JS `Error`s carrying a
 //! stable `code`.
 
+mod bank;
+#[cfg(feature = "embed")]
+mod embed;
 mod error;
 mod sql;
 
@@ -13,6 +16,7 @@ use wasm_bindgen::prelude::*;
 use crate::config::Config;
 use crate::engine::{Engine as CoreEngine, TransformOptions};
 use crate::score::{compact_context, Signals};
+use crate::store::vectors::DIM;
 use crate::store::{check_sql, render_hits, validate_id, Scope, SqlRows, SqlStore, SCHEMA_DOC};
 use error::to_js;
 use sql::{JsSql, SqliteHost};
@@ -79,8 +83,15 @@ impl Engine {
         serde_json::to_string(&self.inner.status()).unwrap_or_else(|_| "{}".into())
     }
 
-    /// `smart_compact_search`: `{"hits": [...], "text": "…"}` as JSON. `scope` is `trimmed` or `all`.
-    pub fn search(&mut self, query: &str, limit: u32, scope: &str) -> Result<String> {
+    /// `smart_compact_search`: `{"hits", "text", "mode", "coverage"}` as JSON. `scope` is
+    /// `trimmed` or `all`; `query_vec` (the query's embedding) makes it hybrid when vectors exist.
+    pub fn search(
+        &mut self,
+        query: &str,
+        limit: u32,
+        scope: &str,
+        query_vec: Option<Vec<f32>>,
+    ) -> Result<String> {
         let scope = match scope {
             "trimmed" => Scope::Trimmed,
             "all" => Scope::All,
@@ -90,12 +101,41 @@ impl Engine {
                 )))
             }
         };
-        let hits = self
+        let found = self
             .inner
-            .search(query, limit as usize, scope)
+            .search(query, limit as usize, scope, query_vec.as_deref())
             .map_err(to_js)?;
-        let text = render_hits(query, &hits, scope);
-        Ok(json!({ "hits": hits, "text": text }).to_string())
+        let text = render_hits(query, &found.hits, scope, &found.how());
+        Ok(json!({ "hits": found.hits, "mode": found.mode, "coverage": found.coverage, "text": text }).to_string())
+    }
+
+    /// Up to `limit` chunks waiting for vectors, as JSON `[{"hash", "text"}]`.
+    #[wasm_bindgen(js_name = pendingVectors)]
+    pub fn pending_vectors(&mut self, limit: u32) -> Result<String> {
+        let p = self.inner.pending_vectors(limit as usize).map_err(to_js)?;
+        Ok(serde_json::to_string(&p).unwrap_or_else(|_| "[]".into()))
+    }
+
+    /// Stores vectors: `hashes` (JSON array) and their vectors concatenated (n × 384).
+    #[wasm_bindgen(js_name = putVectors)]
+    pub fn put_vectors(&mut self, hashes: &str, model: &str, flat: &[f32]) -> Result<()> {
+        let hashes: Vec<String> =
+            serde_json::from_str(hashes).map_err(|e| arg(format!("hashes: {e}")))?;
+        if flat.len() != hashes.len() * DIM {
+            return Err(arg("one 384-float vector per hash"));
+        }
+        for (h, v) in hashes.iter().zip(flat.chunks_exact(DIM)) {
+            self.inner.put_vector(h, model, v).map_err(to_js)?;
+        }
+        Ok(())
+    }
+
+    /// Uses the memory bank on this SQLite connection for recall on trim.
+    #[wasm_bindgen(js_name = attachBank)]
+    pub fn attach_bank(&mut self, sqlite: SqliteHost) -> Result<()> {
+        let bank = crate::bank::Bank::open(JsSql(sqlite)).map_err(to_js)?;
+        self.inner.set_recall(Box::new(bank));
+        Ok(())
     }
 
     /// `smart_compact_get`: a page as JSON `{"page": {...}, "text": "…"}`; 0 means "not given".
@@ -177,4 +217,13 @@ pub fn set_trim_at_js(toml_text: &str, pattern: &str, tokens: f64) -> Result<Str
 #[wasm_bindgen(js_name = estimateTokens)]
 pub fn estimate_tokens(text: &str) -> u32 {
     crate::tokens::estimate_text(text)
+}
+
+/// The text `compact_context` scores for each `{role, content}` message (JSON array in and out).
+#[wasm_bindgen(js_name = messageTexts)]
+pub fn message_texts(messages: &str) -> Result<String> {
+    let msgs: Vec<Value> = serde_json::from_str(messages)
+        .map_err(|e| arg(format!("messages must be a JSON array: {e}")))?;
+    let texts: Vec<String> = msgs.iter().map(crate::score::message_text).collect();
+    Ok(serde_json::to_string(&texts).unwrap_or_else(|_| "[]".into()))
 }
