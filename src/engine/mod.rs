@@ -329,7 +329,7 @@ fn add_recall(
     else {
         return 0;
     };
-    let query = serde_json::from_str(raws[at].get())
+    let query = crate::format::parse_message(raws[at].get(), at)
         .ok()
         .and_then(|v| adapter.view(&v, at).ok())
         .map(|m| m.plain_text())

@@ -8,7 +8,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::compress::compress;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::fingerprint::Fp;
 use crate::format::WireFormat;
 use crate::history::{MsgInfo, Part};
@@ -162,5 +162,5 @@ fn compressed_message(
 }
 
 fn parse(text: &str, index: usize) -> Result<Value> {
-    serde_json::from_str(text).map_err(|e| Error::malformed(index, format!("unreadable JSON: {e}")))
+    crate::format::parse_message(text, index)
 }

@@ -46,8 +46,7 @@ pub(super) fn read_new<S: Store>(
         blobs: Vec::new(),
     };
     for i in first_new..raws.len() {
-        let value: Value = serde_json::from_str(raws[i].get())
-            .map_err(|e| Error::malformed(i, format!("unreadable JSON: {e}")))?;
+        let value: Value = crate::format::parse_message(raws[i].get(), i)?;
         let view = adapter.view(&value, i)?;
         let name_of = |id: &str| {
             local_calls

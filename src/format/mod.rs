@@ -3,7 +3,10 @@
 //! fields it does not know survive unchanged.
 
 mod anthropic;
+mod json;
 mod openai;
+
+pub use json::{parse_message, replace_lone_surrogates};
 
 use serde_json::{Map, Value};
 
