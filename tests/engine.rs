@@ -92,13 +92,17 @@ impl smarter_compact::recall::Recall for Bank {
     }
 }
 
-fn engine_with_recall(recall_on: bool, bank: Bank) -> smarter_compact::Engine<smarter_compact::store::MemStore> {
+fn engine_with_recall(
+    recall_on: bool,
+    bank: Bank,
+) -> smarter_compact::Engine<smarter_compact::store::MemStore> {
     let cfg = smarter_compact::config::Config::resolve(
         &Default::default(),
         None,
         &serde_json::json!({"trimAtTokens": 8000, "compactionRecall": recall_on}),
     );
-    let mut e = smarter_compact::Engine::open(smarter_compact::store::MemStore::default(), cfg).unwrap();
+    let mut e =
+        smarter_compact::Engine::open(smarter_compact::store::MemStore::default(), cfg).unwrap();
     e.set_recall(Box::new(bank));
     e
 }
@@ -107,15 +111,67 @@ fn engine_with_recall(recall_on: bool, bank: Bank) -> smarter_compact::Engine<sm
 fn recall_on_trim_adds_a_fenced_block_that_stays_between_trims() {
     let reqs = requests(&history());
     let memories = Bank(vec!["the flaky test needs a pinned seed".into()], false);
-    let steps = replay(&mut engine_with_recall(true, memories), &reqs, Format::OpenAi);
+    let steps = replay(
+        &mut engine_with_recall(true, memories),
+        &reqs,
+        Format::OpenAi,
+    );
     let k = steps.iter().position(|s| s.stats.trimmed).expect("a trim");
-    let with_block = |s: &common::Step| s.output.iter().any(|m| m.contains("<smarter-compact-recall untrusted=\\\"true\\\">") && m.contains("pinned seed"));
+    let with_block = |s: &common::Step| {
+        s.output.iter().any(|m| {
+            m.contains("<smarter-compact-recall untrusted=\\\"true\\\">")
+                && m.contains("pinned seed")
+        })
+    };
     assert!(with_block(&steps[k]));
-    assert!(with_block(&steps[k + 1]), "the block is part of the cut: it stays");
+    assert!(
+        with_block(&steps[k + 1]),
+        "the block is part of the cut: it stays"
+    );
     // Off by default, and a failing bank adds nothing and breaks nothing.
-    let off = replay(&mut engine_with_recall(false, Bank(vec!["x".into()], false)), &reqs, Format::OpenAi);
+    let off = replay(
+        &mut engine_with_recall(false, Bank(vec!["x".into()], false)),
+        &reqs,
+        Format::OpenAi,
+    );
     assert!(!off.iter().any(with_block));
-    let broken = replay(&mut engine_with_recall(true, Bank(vec![], true)), &reqs, Format::OpenAi);
-    assert!(broken.iter().all(|s| !s.output.iter().any(|m| m.contains("smarter-compact-recall"))));
-    assert_eq!(broken.iter().filter(|s| s.stats.trimmed).count(), off.iter().filter(|s| s.stats.trimmed).count());
+    let broken = replay(
+        &mut engine_with_recall(true, Bank(vec![], true)),
+        &reqs,
+        Format::OpenAi,
+    );
+    assert!(broken.iter().all(|s| !s
+        .output
+        .iter()
+        .any(|m| m.contains("smarter-compact-recall"))));
+    assert_eq!(
+        broken.iter().filter(|s| s.stats.trimmed).count(),
+        off.iter().filter(|s| s.stats.trimmed).count()
+    );
+}
+
+#[test]
+fn protected_tools_are_never_compressed_nor_trimmed_from_the_in_flight_turn() {
+    use serde_json::json;
+    let cfg = smarter_compact::config::Config::resolve(
+        &Default::default(),
+        None,
+        &json!({"trimAtTokens": 3000, "compressOverTokens": 300, "protectedTools": ["todowrite"]}),
+    );
+    let mut e = smarter_compact::Engine::open(smarter_compact::store::MemStore::default(), cfg).unwrap();
+    let mut h = vec![json!({"role": "user", "content": "refactor the parser"})];
+    let big = (0..400).map(|i| format!("line {i} of output")).collect::<Vec<_>>().join("\n");
+    for k in 0..12 {
+        let tool = if k == 1 { "todowrite" } else { "bash" };
+        h.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("c{k}"), "type": "function", "function": {"name": tool, "arguments": "{}"}}]}));
+        h.push(json!({"role": "tool", "tool_call_id": format!("c{k}"), "content": big}));
+    }
+    let steps = replay(&mut e, &requests(&h), Format::OpenAi);
+    let last = steps.last().unwrap();
+    assert!(steps.iter().any(|s| s.stats.trimmed), "the session trims");
+    let todo = last.output.iter().find(|m| m.contains("\"tool_call_id\":\"c1\"")).expect("the protected exchange stays in flight");
+    assert!(!todo.contains("output compressed"), "and is never compressed");
+    let unprotected = last.output.iter().find(|m| m.contains("\"tool_call_id\":\"c11\"")).expect("the newest exchange stays");
+    assert!(unprotected.contains("output compressed"), "unprotected outputs are compressed");
+    assert!(!last.output.iter().any(|m| m.contains("\"tool_call_id\":\"c2\"")), "an unprotected old exchange left");
 }
