@@ -8,15 +8,21 @@ const wasmUrl = new URL("../pkg/smarter_compact_bg.wasm", import.meta.url);
 let compiled = null;
 let current = null;
 let generation = 0;
+const rawExports = new WeakMap();
 
 /** The engine bindings of a live instance. */
 export async function engineModule() {
   if (current) return current;
   compiled ??= new WebAssembly.Module(readFileSync(wasmUrl));
   const glue = await import(`${glueUrl.href}?instance=${generation++}`);
-  glue.initSync({ module: compiled });
+  rawExports.set(glue, glue.initSync({ module: compiled }));
   current = glue;
   return current;
+}
+
+/** The raw exports (memory included) of an instance, for diagnostics and fault tests. */
+export function instanceExports(glue) {
+  return rawExports.get(glue);
 }
 
 /** Forgets the current instance (after a trap); the next `engineModule()` makes a new one. */
