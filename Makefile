@@ -10,7 +10,7 @@ WASM := target/$(WASM_TARGET)/release/smarter_compact.wasm
 # The wasm-bindgen CLI must equal the crate version in Cargo.lock.
 WBG_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/"/,"",$$3); print $$3}' Cargo.lock)
 
-.PHONY: setup setup-rust build test test-rust test-js test-e2e demo clean
+.PHONY: setup setup-rust setup-chromium build test test-rust test-js test-e2e demo clean
 
 ## Toolchain: the wasm target and the pinned wasm-bindgen CLI (no-ops when present).
 setup-rust:
@@ -24,7 +24,12 @@ node_modules/.package-lock.json: package-lock.json
 	npm ci --no-audit --no-fund
 	@touch $@
 
-setup: setup-rust node_modules/.package-lock.json
+## Headless Chromium for the session report's screenshot test (Debian's package; never a download
+## of a browser by a test tool).
+setup-chromium:
+	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
+
+setup: setup-rust setup-chromium node_modules/.package-lock.json
 
 ## The wasm engine and the npm package in npm/ (generated parts are gitignored).
 build: setup-rust
@@ -63,7 +68,7 @@ test-e2e: build node_modules/.package-lock.json tests/e2e/node_modules/.package-
 test: setup test-rust test-js test-e2e
 
 ## The main job on a bundled real session.
-demo: setup build
+demo: setup-rust node_modules/.package-lock.json build
 	node npm/js/cli.js demo
 
 clean:

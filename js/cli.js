@@ -13,6 +13,8 @@ sessions (state dir: --state-dir D, else SMARTER_COMPACT_STATE_DIR, else ~/.loca
   sql <session> <statement> [--json]         one read-only SQL query on a session's store
   get <session> <id> [--start N] [--end N] [--json]
                                              a page of a compressed output or a stored message
+  report <session> [--html FILE]             a picture of the session: a self-contained HTML page
+                                             (timeline of tokens, trims, compressions, cache reuse)
 
 configuration
   context set <model-pattern> <tokens>       set [context_proxy.trim_at] in config.toml
@@ -65,6 +67,12 @@ const COMMANDS = {
   async search(argv, out) {
     const { searchCommand } = await import("./cli/recall.js");
     return searchCommand(parseArgs(argv, { values: [...STATE, "--limit", "--scope", "--mode"], switches: ["--json"] }), out);
+  },
+  async report(argv, out) {
+    const { flags, positional } = parseArgs(argv, { values: [...STATE, "--html"] });
+    const [session] = expectPositional(positional, ["session"], "report");
+    const { reportCommand } = await import("./cli/report.js");
+    return reportCommand({ session, html: flags.html, stateDir: flags.stateDir }, out);
   },
   async sql(argv, out) {
     const { sqlCommand } = await import("./cli/recall.js");
