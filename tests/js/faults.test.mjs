@@ -35,3 +35,91 @@ test("a corrupted wasm instance: that request fails open, the next one runs on a
   const status = await c.status();
   assert.ok(status.fail_opens >= 1);
 });
+
+import { spawn, spawnSync } from "node:child_process";
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { openSqlite, sessionPath } from "../../npm/js/index.js";
+
+const WORKER = fileURLToPath(new URL("./helpers/fault-worker.mjs", import.meta.url));
+const FILE = fileURLToPath(new URL("../../../shared/data/sessions/swe-traj/django__django-11087.json", import.meta.url));
+
+async function rows(path, sql) {
+  const db = await openSqlite({ path, readonly: true });
+  try {
+    return db.query(sql, []);
+  } finally {
+    db.close();
+  }
+}
+
+test("two processes on one session: both go on, every message is stored once, the file stays sound", async () => {
+  const stateDir = mkdtempSync(join(tmpdir(), "sc-two-"));
+  const run = () =>
+    new Promise((resolve) => {
+      const p = spawn(process.execPath, [WORKER, "replay", stateDir, FILE, "0", String(REQS.length)], { stdio: ["ignore", "pipe", "inherit"] });
+      let out = "";
+      p.stdout.on("data", (d) => (out += d));
+      p.on("close", (code) => resolve({ code, lines: out.trim().split("\n").map((l) => JSON.parse(l)) }));
+    });
+  const [a, b] = await Promise.all([run(), run()]);
+  for (const r of [a, b]) {
+    assert.equal(r.code, 0);
+    assert.equal(r.lines.length, REQS.length, "every request answered");
+    for (const l of r.lines) if (l.failOpen) assert.equal(l.code, "E_STORE", "only a busy store may fail a request open");
+  }
+  const path = sessionPath(stateDir, "shared");
+  // Every ordinary table is sound (integrity_check cannot read contentless FTS4 tables back).
+  for (const t of ["messages", "output_lines", "blobs", "trims", "requests", "chunks", "vectors"]) {
+    assert.deepEqual(await rows(path, `PRAGMA integrity_check(${t})`), [["ok"]], t);
+  }
+  const [[n, distinct]] = await rows(path, "SELECT count(*), count(DISTINCT fp) FROM messages");
+  assert.equal(n, distinct, "no duplicate rows");
+  assert.equal(n, history.length, "every message stored");
+});
+
+test("a process killed while sql.js exports: the file is whole and holds every flushed message", async () => {
+  const stateDir = mkdtempSync(join(tmpdir(), "sc-kill-"));
+  const p = spawn(process.execPath, [WORKER, "flushing", stateDir, FILE], { stdio: ["ignore", "pipe", "inherit"] });
+  let flushed = 0;
+  let buf = "";
+  await new Promise((resolve) => {
+    p.stdout.on("data", (d) => {
+      buf += d;
+      const lines = buf.split("\n");
+      buf = lines.pop();
+      for (const l of lines) flushed = JSON.parse(l).flushed;
+      if (flushed >= 40) p.kill("SIGKILL"); // while it keeps exporting after every request
+    });
+    p.on("close", resolve);
+  });
+  assert.ok(flushed >= 40);
+  const path = sessionPath(stateDir, "killed");
+  const db = await openSqlite({ path, backend: "sql.js", readonly: true });
+  const [[n]] = db.query("SELECT count(*) FROM messages", []);
+  assert.deepEqual(db.query("PRAGMA integrity_check(messages)", []), [["ok"]]);
+  db.close();
+  assert.ok(n >= flushed, `${n} messages in the file, ${flushed} flushed before the kill`);
+});
+
+test("a read-only state dir (a user who cannot write it): requests pass through, status says why", async () => {
+  const stateDir = mkdtempSync(join(tmpdir(), "sc-ro-"));
+  chmodSync(stateDir, 0o555);
+  const script = `
+    import { createCompactor } from ${JSON.stringify(new URL("../../npm/js/index.js", import.meta.url).href)};
+    const c = await createCompactor({ sessionId: "ro", stateDir: ${JSON.stringify(stateDir)}, embedder: false });
+    const msgs = [{ role: "user", content: "hello" }];
+    const r = await c.transform(msgs);
+    const s = await c.status();
+    console.log(JSON.stringify({ same: r.messages === msgs, failOpen: r.stats.fail_open, code: r.stats.error?.code, ok: s.store.ok, text: s.text }));`;
+  const file = join(tmpdir(), `sc-ro-${process.pid}.mjs`);
+  writeFileSync(file, script);
+  chmodSync(file, 0o644);
+  // As root, permissions do not apply: run the check as `nobody`.
+  const asRoot = process.getuid?.() === 0;
+  const res = spawnSync(asRoot ? "runuser" : process.execPath, asRoot ? ["-u", "nobody", "--", process.execPath, file] : [file], { encoding: "utf8" });
+  assert.equal(res.status, 0, res.stderr);
+  const out = JSON.parse(res.stdout.trim().split("\n").at(-1));
+  assert.deepEqual([out.same, out.failOpen, out.code, out.ok], [true, true, "E_STORE", false]);
+  assert.match(out.text, /NOT AVAILABLE \(E_STORE: cannot create .*permission denied/i);
+});
