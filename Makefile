@@ -10,7 +10,7 @@ WASM := target/$(WASM_TARGET)/release/smarter_compact.wasm
 # The wasm-bindgen CLI must equal the crate version in Cargo.lock.
 WBG_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/"/,"",$$3); print $$3}' Cargo.lock)
 
-.PHONY: setup setup-rust setup-chromium build test test-rust test-js test-e2e demo clean
+.PHONY: setup setup-rust setup-chromium build test test-rust test-js test-e2e demo fuzz clean
 
 ## Toolchain: the wasm target and the pinned wasm-bindgen CLI (no-ops when present).
 setup-rust:
@@ -70,6 +70,16 @@ test: setup test-rust test-js test-e2e
 ## The main job on a bundled real session.
 demo: setup-rust node_modules/.package-lock.json build
 	node npm/js/cli.js demo
+
+## Coverage-guided fuzzing of the message adapters, compression and the cut planner (FUZZ_SECONDS
+## per target; stable Rust with RUSTC_BOOTSTRAP, as cargo-fuzz needs nightly flags). A crash lands
+## in fuzz/artifacts/<target>/: copy it to fuzz/regressions/<target>/ and `make test` checks it.
+FUZZ_SECONDS ?= 600
+FUZZ_TARGETS := adapters compression planner
+
+fuzz: setup-rust
+	@command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz
+	for t in $(FUZZ_TARGETS); do RUSTC_BOOTSTRAP=1 cargo fuzz run $$t -- -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 || exit 1; done
 
 clean:
 	rm -rf target pkg npm/js npm/pkg npm/data

@@ -141,3 +141,4 @@ pub fn replay<S: smarter_compact::store::Store>(
 pub mod invariants;
 pub mod native_sql;
 pub mod store_env;
+pub mod fuzz_checks;
