@@ -1,8 +1,8 @@
 // Types of the public API (DESIGN §10).
 
 /** Wire formats `transform` accepts: OpenAI Chat Completions, Anthropic Messages, Pi's agent
- * messages, OpenCode's `{info, parts}` messages. */
-export type Format = "openai" | "anthropic" | "pi" | "opencode";
+ * messages, OpenCode's `{info, parts}` messages, OpenAI Responses `input` items. */
+export type Format = "openai" | "anthropic" | "pi" | "opencode" | "responses";
 
 /** Configuration a host may pass; environment variables and config.toml fill the rest. */
 export interface Config {

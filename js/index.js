@@ -17,9 +17,10 @@ export { compactContext } from "./compact-context.js";
 
 import * as opencodeFormat from "./formats/opencode.js";
 import * as piFormat from "./formats/pi.js";
+import * as responsesFormat from "./formats/responses.js";
 
 /** Host formats: converted to a canonical wire format for the engine and back. */
-const HOST_FORMATS = { opencode: opencodeFormat, pi: piFormat };
+const HOST_FORMATS = { opencode: opencodeFormat, pi: piFormat, responses: responsesFormat };
 const FORMATS = new Set(["openai", "anthropic", ...Object.keys(HOST_FORMATS)]);
 const SCOPES = new Set(["trimmed", "all"]);
 const MODES = new Set(["auto", "fts", "hybrid"]);

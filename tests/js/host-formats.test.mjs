@@ -132,3 +132,42 @@ test("a synthetic message is never the last real user turn", async () => {
   assert.equal(withPointer.role, "user", "the pointer went on the real user turn, not the custom message");
   assert.equal(messages.at(-1).role, "custom");
 });
+
+/** A long Codex-style Responses session: developer + environment messages, reasoning with
+ * encrypted content, function calls and their outputs. */
+function responsesSession() {
+  const h = [
+    { type: "message", role: "developer", content: [{ type: "input_text", text: "You are Codex." }] },
+    { type: "message", role: "user", content: [{ type: "input_text", text: "<environment_context>cwd=/repo</environment_context>" }] },
+    { type: "message", role: "user", content: [{ type: "input_text", text: "fix the parser" }] },
+  ];
+  for (let k = 0; k < 30; k++) {
+    h.push({ type: "reasoning", id: `rs_${k}`, summary: [], content: null, encrypted_content: `enc-${k}-${"z".repeat(40)}` });
+    h.push({ type: "function_call", id: `fc_${k}`, call_id: `call_${k}`, name: "exec_command", arguments: JSON.stringify({ cmd: `make step${k}` }) });
+    h.push({ type: "function_call_output", call_id: `call_${k}`, output: k === 4 ? bigOutput(`r${k}`) : `output ${k} `.repeat(60) });
+  }
+  return h;
+}
+
+test("responses: reasoning travels with its call, outputs stay paired, sticky between trims", async () => {
+  const history = responsesSession();
+  const steps = await replay("responses", history, (m) => m.type === "reasoning");
+  checkSticky(steps);
+  for (const { messages } of steps) {
+    const calls = new Set(messages.filter((m) => m.type === "function_call").map((m) => m.call_id));
+    const outs = messages.filter((m) => m.type === "function_call_output");
+    for (const o of outs) assert.ok(calls.has(o.call_id), `orphan output ${o.call_id}`);
+    assert.equal(outs.length, calls.size, "no call without its output");
+    messages.forEach((m, i) => {
+      if (m.type === "reasoning") assert.equal(messages[i + 1]?.type, "function_call", "a reasoning item is followed by its call");
+    });
+    assert.equal(messages[0].role, "developer");
+  }
+  const last = steps.at(-1).messages;
+  const prompt = last.find((m) => m.role === "user" && m.content[0].text.startsWith("[smarter-compact] This session continues."));
+  assert.ok(prompt, "the pointer is on the real user turn (not the environment message)");
+  assert.equal(prompt.content[1].text, "fix the parser");
+  const kept = last.filter((m) => m.type === "reasoning");
+  assert.ok(kept.every((r) => r.encrypted_content.startsWith("enc-")), "encrypted content verbatim");
+  assert.ok(steps.flatMap((s) => s.messages).some((m) => m.type === "function_call_output" && m.output.startsWith("[smarter-compact] output compressed: 400 lines")));
+});
