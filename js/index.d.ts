@@ -52,8 +52,9 @@ export interface TransformOptions {
 }
 
 export interface Compactor {
-  /** Rewrites one request; never throws unless `strict`. Kept messages are the caller's own objects. */
-  transform<M>(messages: M[], opts?: TransformOptions): Promise<{ messages: M[]; stats: Stats }>;
+  /** Rewrites one request; never throws unless `strict`. Kept messages are the caller's own objects;
+   * for the openai and anthropic formats `sources[k]` is the input index of output message k. */
+  transform<M>(messages: M[], opts?: TransformOptions): Promise<{ messages: M[]; stats: Stats; sources?: number[] }>;
   /** Makes the next `transform` trim, whatever the request's size. */
   compactNow(): Promise<void>;
   /** Thresholds, trims, fail-opens, usage. */

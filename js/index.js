@@ -163,7 +163,7 @@ class Compactor {
       const body = JSON.stringify(canonical);
       const result = JSON.parse(engine.transform(body, JSON.stringify({ model, format: wire, overheadTokens, nowMs: Date.now() })));
       this.#storeError = null;
-      const out = host ? host.applyPlan(messages, result.plan, hostIndex) : applyPlan(messages, result.plan);
+      const { messages: out, sources } = host ? { messages: host.applyPlan(messages, result.plan, hostIndex) } : applyPlan(messages, result.plan);
       const st = result.stats;
       if (st.trimmed && this.#bank) {
         try {
@@ -174,7 +174,7 @@ class Compactor {
         }
       }
       this.#kickEmbedding();
-      return { messages: out, stats: st };
+      return sources ? { messages: out, stats: st, sources } : { messages: out, stats: st };
     } catch (e) {
       const err = asCoded(e);
       this.#forget(e);
