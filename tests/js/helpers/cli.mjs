@@ -13,14 +13,15 @@ export const HOSTS = fileURLToPath(new URL("../../../npm/js/hosts/", import.meta
 export const SESSIONS = fileURLToPath(new URL("../../../../shared/data/sessions/swe-traj/", import.meta.url));
 
 /** The environment of a run: this one without the variables the CLI reads (but the SQLite
- * backend choice), plus `extra`. */
+ * backend choice), with no embedding model (so `embedding` is false whatever is built), plus
+ * `extra`. */
 export function cleanEnv(extra = {}) {
   const env = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (/^(CONTEXT_|SMARTER_COMPACT_(?!SQLITE$)|XDG_CONFIG_HOME$|PI_CODING_AGENT_DIR$)/.test(k)) continue; // the backend choice stays
     env[k] = v;
   }
-  return { ...env, HOME: tempDir("sc-home-"), ...extra };
+  return { ...env, HOME: tempDir("sc-home-"), SMARTER_COMPACT_MODEL_DIR: join(tempDir("sc-nomodel-"), "none"), ...extra };
 }
 
 /** Runs `smarter-compact ...args`; returns `{ code, stdout, stderr }`. */
