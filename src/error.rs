@@ -48,6 +48,9 @@ pub enum Error {
     /// The session store failed (SQLite error, unwritable file, locked database).
     #[error("store: {0}")]
     Store(String),
+    /// The sentence embedder failed: an unreadable model or tokenizer, or a failed inference.
+    #[error("embedder: {0}")]
+    Embed(String),
 }
 
 impl Error {
@@ -64,6 +67,7 @@ impl Error {
             Error::SqlRefused(_) => "E_SQL_REFUSED",
             Error::Sql(_) => "E_SQL",
             Error::Store(_) => "E_STORE",
+            Error::Embed(_) => "E_EMBED",
         }
     }
 

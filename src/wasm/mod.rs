@@ -227,3 +227,20 @@ pub fn message_texts(messages: &str) -> Result<String> {
     let texts: Vec<String> = msgs.iter().map(crate::score::message_text).collect();
     Ok(serde_json::to_string(&texts).unwrap_or_else(|_| "[]".into()))
 }
+
+/// TOML text with the key at `path` (JSON array of names) set to `value` (JSON); comments kept.
+#[wasm_bindgen(js_name = tomlSet)]
+pub fn toml_set_js(text: &str, path: &str, value: &str) -> Result<String> {
+    let path: Vec<String> = serde_json::from_str(path).map_err(|e| arg(format!("path: {e}")))?;
+    let value: Value = serde_json::from_str(value).map_err(|e| arg(format!("value: {e}")))?;
+    let path: Vec<&str> = path.iter().map(String::as_str).collect();
+    crate::config::toml_set(text, &path, &value).map_err(to_js)
+}
+
+/// TOML text without the key or table at `path` (JSON array of names).
+#[wasm_bindgen(js_name = tomlRemove)]
+pub fn toml_remove_js(text: &str, path: &str) -> Result<String> {
+    let path: Vec<String> = serde_json::from_str(path).map_err(|e| arg(format!("path: {e}")))?;
+    let path: Vec<&str> = path.iter().map(String::as_str).collect();
+    crate::config::toml_remove(text, &path).map_err(to_js)
+}

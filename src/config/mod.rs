@@ -4,6 +4,10 @@
 
 use std::collections::BTreeMap;
 
+mod edit;
+
+pub use edit::{set_trim_at, toml_remove, toml_set};
+
 use serde_json::Value;
 
 /// Built-in per-model thresholds (pattern, tokens): the seed's table.
@@ -258,59 +262,6 @@ impl Config {
     }
 }
 
-/// `config.toml` text with `[context_proxy.trim_at]` `pattern = tokens` set, everything else
-/// (comments, order, other tables) kept as it was.
-pub fn set_trim_at(toml_text: &str, pattern: &str, tokens: u32) -> crate::Result<String> {
-    let pattern = pattern.trim().to_ascii_lowercase();
-    if pattern.is_empty() || pattern.len() > 200 || pattern.chars().any(char::is_control) {
-        return Err(crate::Error::InvalidArgument(
-            "the model pattern must be 1–200 printable characters".into(),
-        ));
-    }
-    if parse_int(&tokens.to_string(), 1_000, 10_000_000).is_none() {
-        return Err(crate::Error::InvalidArgument(format!(
-            "tokens must be in 1000..=10000000, got {tokens}"
-        )));
-    }
-    let mut doc: toml_edit::DocumentMut =
-        toml_text.parse().map_err(|e: toml_edit::TomlError| {
-            crate::Error::InvalidArgument(format!(
-                "config.toml is not valid TOML: {}",
-                first_line(&e.to_string())
-            ))
-        })?;
-    let proxy = doc
-        .entry("context_proxy")
-        .or_insert(toml_edit::table())
-        .as_table_mut()
-        .ok_or_else(|| {
-            crate::Error::InvalidArgument("context_proxy in config.toml is not a table".into())
-        })?;
-    proxy.set_implicit(true);
-    let table = proxy
-        .entry("trim_at")
-        .or_insert(toml_edit::table())
-        .as_table_mut()
-        .ok_or_else(|| {
-            crate::Error::InvalidArgument(
-                "context_proxy.trim_at in config.toml is not a table".into(),
-            )
-        })?;
-    match table
-        .get_mut(pattern.as_str())
-        .and_then(|i| i.as_value_mut())
-    {
-        // Keep the comment on the line being edited.
-        Some(v) => {
-            let decor = v.decor().clone();
-            *v = i64::from(tokens).into();
-            *v.decor_mut() = decor;
-        }
-        None => table[pattern.as_str()] = toml_edit::value(i64::from(tokens)),
-    }
-    Ok(doc.to_string())
-}
-
 /// `*` matches any run of characters; a pattern without `*` matches as a substring.
 fn pattern_matches(pattern: &str, model: &str) -> bool {
     if !pattern.contains('*') {
@@ -336,7 +287,7 @@ fn pattern_matches(pattern: &str, model: &str) -> bool {
     true
 }
 
-fn parse_int(raw: &str, min: u32, max: u32) -> Option<u32> {
+pub(crate) fn parse_int(raw: &str, min: u32, max: u32) -> Option<u32> {
     let raw = raw.trim().replace('_', "");
     let v: u64 = raw.parse().ok()?;
     u32::try_from(v).ok().filter(|v| (min..=max).contains(v))
@@ -364,7 +315,7 @@ fn toml_to_json(v: &toml::Value) -> Value {
     }
 }
 
-fn first_line(s: &str) -> &str {
+pub(crate) fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or_default()
 }
 
@@ -426,38 +377,6 @@ mod tests {
         assert_eq!(c.trim_at_for("claude-sonnet-4"), 8_000);
         let c = Config::resolve(&env(&[]), None, &json!({"trim_at_tokens": 6000}));
         assert_eq!(c.trim_at_for("anything"), 6_000);
-    }
-
-    #[test]
-    fn context_set_keeps_comments_and_other_keys() {
-        let before = "# my settings\n[context_proxy]\ncompress_over_tokens = 3000 # lower\n\n[context_proxy.trim_at]\nhaiku = 90000\n\n[other]\nx = 1\n";
-        let edited = set_trim_at(before, "haiku", 80_000).unwrap();
-        assert!(edited.contains("haiku = 80000\n"));
-        assert_eq!(
-            set_trim_at(
-                "[context_proxy.trim_at]\nhaiku = 95000 # fast\n",
-                "haiku",
-                90_000
-            )
-            .unwrap(),
-            "[context_proxy.trim_at]\nhaiku = 90000 # fast\n"
-        );
-        let after = set_trim_at(before, "Claude-Sonnet-*", 180_000).unwrap();
-        assert!(after
-            .starts_with("# my settings\n[context_proxy]\ncompress_over_tokens = 3000 # lower\n"));
-        assert!(after.contains("haiku = 90000\n\"claude-sonnet-*\" = 180000\n"));
-        assert!(after.contains("[other]\nx = 1"));
-        let c = Config::resolve(&env(&[]), Some(&after), &json!({}));
-        assert_eq!(c.trim_at_for("claude-sonnet-4"), 180_000);
-        assert_eq!(
-            set_trim_at(&after, "claude-sonnet-*", 180_000).unwrap(),
-            after,
-            "idempotent"
-        );
-        let fresh = set_trim_at("", "default", 100_000).unwrap();
-        assert_eq!(fresh, "[context_proxy.trim_at]\ndefault = 100000\n");
-        assert_eq!(set_trim_at("", "x", 5).unwrap_err().code(), "E_ARG");
-        assert_eq!(set_trim_at("[oops", "x", 5000).unwrap_err().code(), "E_ARG");
     }
 
     #[test]

@@ -1,0 +1,42 @@
+//! The sentence embedder as seen from JavaScript (embedder wasm build only, feature `embed`).
+//! It runs in a worker thread (`js/embed-worker.js`), never on the host's event loop.
+
+use wasm_bindgen::prelude::*;
+
+use super::error::to_js;
+use crate::embed::{Embedder as CoreEmbedder, DIM};
+
+/// A loaded MiniLM model + tokenizer.
+#[wasm_bindgen]
+pub struct Embedder {
+    inner: CoreEmbedder,
+}
+
+#[wasm_bindgen]
+impl Embedder {
+    /// Loads the ONNX model bytes and the `tokenizer.json` bytes; throws E_EMBED when either is
+    /// unusable. The model arrives as an owned copy so it can be freed as soon as it is decoded.
+    #[wasm_bindgen(constructor)]
+    pub fn new(model: Vec<u8>, tokenizer: &[u8]) -> Result<Embedder, JsValue> {
+        let inner = CoreEmbedder::load(model, tokenizer).map_err(to_js)?;
+        Ok(Embedder { inner })
+    }
+
+    /// Embeds a JSON array of strings; returns the unit vectors concatenated, `n × dim` floats.
+    pub fn embed(&mut self, texts_json: &str) -> Result<Vec<f32>, JsValue> {
+        let texts: Vec<String> = serde_json::from_str(texts_json).map_err(|e| {
+            to_js(crate::Error::InvalidArgument(format!(
+                "texts must be a JSON array of strings: {e}"
+            )))
+        })?;
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let vectors = self.inner.embed(&refs).map_err(to_js)?;
+        Ok(vectors.concat())
+    }
+
+    /// Floats per vector (384).
+    #[wasm_bindgen(getter)]
+    pub fn dim(&self) -> usize {
+        DIM
+    }
+}
