@@ -21,10 +21,14 @@ configuration
   context show [--json]                      the thresholds in force
   enable opencode|pi [--project DIR]         register the plugin in OpenCode's opencode.json
                                              or Pi's settings.json (idempotent)
-  disable opencode|pi [--project DIR]        take it out again
+  enable claude|codex [--port N]             point Claude Code / Codex at the loopback proxy, register
+                                             the recall tools (MCP), start the proxy (idempotent)
+  disable opencode|pi|claude|codex           take it out again
 
 servers
-  mcp [--session ID]                         stdio MCP server with the five tools
+  proxy [run|start|stop|status] [--port N]   the loopback proxy for Claude Code, Codex and any
+        [--anthropic-upstream URL] [--openai-upstream URL]   Anthropic/OpenAI client (port 4101)
+  mcp [--session ID] [--ensure-proxy]        stdio MCP server with the five tools
   rpc [--session ID]                         answer one JSON-RPC request read from stdin
                                              (tools/call, tools/list, initialize); exit 1 on an error response
 
@@ -82,9 +86,21 @@ const COMMANDS = {
     const { getCommand } = await import("./cli/recall.js");
     return getCommand(parseArgs(argv, { values: [...STATE, "--start", "--end"], switches: ["--json"] }), out);
   },
+  async proxy(argv, out) {
+    const { flags, positional } = parseArgs(argv, { values: [...STATE, "--port", "--anthropic-upstream", "--openai-upstream"], switches: ["--json"] });
+    const [sub] = positional;
+    if (positional.length > 1) throw new UsageError("proxy: one of run, start, stop, status");
+    const { proxyCommand } = await import("./cli/proxy.js");
+    return proxyCommand({ sub, flags }, out);
+  },
   async mcp(argv) {
-    const { flags, positional } = parseArgs(argv, { values: [...STATE, "--session"] });
+    const { flags, positional } = parseArgs(argv, { values: [...STATE, "--session"], switches: ["--ensure-proxy"] });
     expectPositional(positional, [], "mcp");
+    if (flags.ensureProxy) {
+      // Claude Code and Codex start their MCP servers at launch: the proxy they talk to comes up too.
+      const { ensureProxy } = await import("./proxy/daemon.js");
+      ensureProxy({ stateDir: flags.stateDir }).catch((e) => console.error(`smarter-compact: ${e.message}`));
+    }
     const { mcpCommand } = await import("./cli/mcp.js");
     return mcpCommand(flags);
   },
@@ -97,8 +113,12 @@ const COMMANDS = {
 };
 
 async function toggle(action, argv, out) {
-  const { flags, positional } = parseArgs(argv, { values: ["--project"] });
-  const [host] = expectPositional(positional, ["opencode|pi"], action);
+  const { flags, positional } = parseArgs(argv, { values: ["--project", "--port", ...STATE] });
+  const [host] = expectPositional(positional, ["opencode|pi|claude|codex"], action);
+  if (host === "claude" || host === "codex") {
+    const { enableProxyHost } = await import("./cli/enable-proxy.js");
+    return enableProxyHost({ action, host, stateDir: flags.stateDir, port: flags.port }, out);
+  }
   const { enableCommand } = await import("./cli/enable.js");
   return enableCommand({ action, host, project: flags.project }, out);
 }
