@@ -134,8 +134,9 @@ test("Claude Code through the proxy: trimmed, compressed, signatures and cache l
     assert.ok(text.some((t) => t.includes(POINTER)), "no pointer reached the model");
     assert.ok(text.some((t) => t.includes(COMPRESSED)), "no compressed output reached the model");
     for (const [k, q] of got.entries()) {
-      const marks = JSON.stringify(q.body).match(/"cache_control"/g)?.length ?? 0;
-      assert.ok(marks <= 4, `request ${k}: ${marks} breakpoints`);
+      const marks = (v) => JSON.stringify(v).match(/"cache_control"/g)?.length ?? 0;
+      assert.equal(marks(q.body), marks(sent[k].body), `request ${k}: breakpoints added or lost`);
+      assert.ok(marks(q.body) <= 4, `request ${k}: ${marks(q.body)} breakpoints`);
       const last = q.body.messages.at(-1).content;
       assert.ok(!Array.isArray(last) || last.at(-1).cache_control, `request ${k}: the rolling breakpoint left the last block`);
       for (const m of q.body.messages) for (const b of Array.isArray(m.content) ? m.content : []) {
