@@ -10,7 +10,7 @@ WASM := target/$(WASM_TARGET)/release/smarter_compact.wasm
 # The wasm-bindgen CLI must equal the crate version in Cargo.lock.
 WBG_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/"/,"",$$3); print $$3}' Cargo.lock)
 
-.PHONY: setup setup-rust setup-chromium build test test-rust test-js test-e2e demo fuzz clean
+.PHONY: setup setup-rust setup-chromium build test test-rust test-js test-e2e demo bench fuzz clean
 
 ## Toolchain: the wasm target and the pinned wasm-bindgen CLI (no-ops when present).
 setup-rust:
@@ -70,6 +70,11 @@ test: setup test-rust test-js test-e2e
 ## The main job on a bundled real session.
 demo: setup-rust node_modules/.package-lock.json build
 	node npm/js/cli.js demo
+
+## Benchmarks: bench/REPORT.md and bench/*.svg (about 11 minutes; `node bench/run.mjs --quick` is
+## a one-minute smoke run, `--only=proxy` one phase).
+bench: build node_modules/.package-lock.json
+	node bench/run.mjs
 
 ## Coverage-guided fuzzing of the message adapters, compression and the cut planner (FUZZ_SECONDS
 ## per target; stable Rust with RUSTC_BOOTSTRAP, as cargo-fuzz needs nightly flags). A crash lands

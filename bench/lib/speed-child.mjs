@@ -1,0 +1,183 @@
+// Speed and scale measurements, one job per child process (so each runtime and backend is
+// measured in its own process): `node|bun speed-child.mjs <job> <json options>`; prints JSON.
+//   hook    hook time per request ÷ one JSON.stringify of the same request, at several sizes
+//   ingest  ingest rate of the selected backend (SMARTER_COMPACT_SQLITE), with a raw INSERT of
+//           the same texts as the reference, and search latency at N output lines
+//   rss     peak RSS while a session grows to N messages (or, with bare, without the engine)
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createCompactor, openSqlite } from "../../npm/js/index.js";
+import { quantile } from "./stats.mjs";
+import { codingSession, logRows } from "./synth.mjs";
+
+const [job, arg] = process.argv.slice(2);
+const opts = JSON.parse(arg ?? "{}");
+const now = () => performance.now();
+const dirs = [];
+const tmp = () => {
+  const d = mkdtempSync(join(tmpdir(), "scb-speed-"));
+  dirs.push(d);
+  return d;
+};
+const pct = (xs) => ({ p50: quantile(xs, 0.5), p95: quantile(xs, 0.95), n: xs.length });
+
+async function hook() {
+  const out = [];
+  for (const n of opts.sizes) {
+    const s = codingSession(n, 7);
+    const c = await createCompactor({ sessionId: `hook-${n}`, stateDir: tmp(), embedder: false });
+    const K = opts.steady;
+    const start = Math.max(2, n - 2 * K);
+    // the session up to `start` arrives first (bulk ingest, not timed), then K requests of 2 new messages
+    await c.transform(s.slice(0, start), { model: opts.model, format: "openai" });
+    const hookMs = [];
+    const strMs = [];
+    const ratio = [];
+    let trims = 0;
+    for (let k = start + 2; k <= n; k += 2) {
+      const req = s.slice(0, k);
+      let a = now();
+      JSON.stringify(req);
+      const st = now() - a;
+      a = now();
+      const r = await c.transform(req, { model: opts.model, format: "openai" });
+      const h = now() - a;
+      if (r.stats.fail_open) throw new Error(`fail-open at ${n}: ${r.stats.error?.message}`);
+      if (r.stats.trimmed) trims++;
+      hookMs.push(h);
+      strMs.push(st);
+      ratio.push(h / st);
+    }
+    out.push({ messages: n, bytes: JSON.stringify(s).length, hook: pct(hookMs), stringify: pct(strMs), ratio: pct(ratio), trims, backend: (await c.status()).store.backend });
+    await c.close();
+  }
+  return out;
+}
+
+async function ingest() {
+  const backend = process.env.SMARTER_COMPACT_SQLITE;
+  const res = { backend, runtime: globalThis.Bun ? `bun ${Bun.version}` : `node ${process.versions.node}` };
+  // bulk: one request with M new messages (one transaction)
+  const s = codingSession(opts.messages + 2, 9);
+  const bytes = JSON.stringify(s).length;
+  let c = await createCompactor({ sessionId: "ingest", stateDir: tmp(), embedder: false, sqlite: backend });
+  let a = now();
+  let r = await c.transform(s, { model: opts.model, format: "openai" });
+  const bulkMs = now() - a;
+  if (r.stats.fail_open) throw new Error(r.stats.error?.message);
+  await c.close();
+  // reference: the same message texts inserted raw, one transaction, same backend
+  const d = tmp();
+  const db = await openSqlite({ path: join(d, "raw.db"), backend });
+  db.exec("CREATE TABLE t(role TEXT, text TEXT)", []);
+  a = now();
+  db.exec("BEGIN", []);
+  for (const m of s) db.exec("INSERT INTO t(role, text) VALUES (?, ?)", [m.role, typeof m.content === "string" ? m.content : JSON.stringify(m.content)]);
+  db.exec("COMMIT", []);
+  const rawMs = now() - a;
+  // second reference: every line of every message into a plain FTS4 table (what a line index costs)
+  db.exec("CREATE VIRTUAL TABLE f USING fts4(text)", []);
+  a = now();
+  db.exec("BEGIN", []);
+  for (const m of s) for (const line of String(typeof m.content === "string" ? m.content : JSON.stringify(m.content ?? "")).split("\n")) db.exec("INSERT INTO f(text) VALUES (?)", [line]);
+  db.exec("COMMIT", []);
+  const rawFtsMs = now() - a;
+  db.close?.();
+  // incremental: requests of 2 new messages each, as an agent loop sends them
+  c = await createCompactor({ sessionId: "incr", stateDir: tmp(), embedder: false, sqlite: backend });
+  const inc = Math.min(200, Math.floor(opts.messages / 4));
+  await c.transform(s.slice(0, s.length - 2 * inc), { model: opts.model, format: "openai" });
+  const per = [];
+  for (let k = s.length - 2 * inc + 2; k <= s.length; k += 2) {
+    a = now();
+    await c.transform(s.slice(0, k), { model: opts.model, format: "openai" });
+    per.push(now() - a);
+  }
+  await c.close();
+  Object.assign(res, { messages: s.length, bytes, bulkMs, rawMs, bulkMsgPerS: s.length / (bulkMs / 1000), mbPerS: bytes / 1e6 / (bulkMs / 1000), rawFtsMs, overRaw: bulkMs / rawMs, overRawFts: bulkMs / (rawMs + rawFtsMs), incremental: pct(per) });
+  // search latency at N output lines
+  res.search = [];
+  for (const rows of opts.searchRows) {
+    const L = logRows(rows, 100, 13);
+    const dir = tmp();
+    c = await createCompactor({ sessionId: "search", stateDir: dir, embedder: false, sqlite: backend });
+    a = now();
+    for (let k = 2; k < L.length; k += 200) await c.transform(L.slice(0, Math.min(L.length, k + 200)), { model: opts.model, format: "openai" });
+    const buildMs = now() - a;
+    const ids = [];
+    const words = [];
+    const ms = [];
+    for (let i = 0; i < 40; i++) {
+      const id = `L${String(Math.floor(((i * 7919) % rows))).padStart(6, "0")}`;
+      a = now();
+      const h = await c.search(id, { limit: 8, scope: "all" });
+      ids.push(now() - a);
+      if (!h.hits.some((x) => x.snippet?.includes(id))) throw new Error(`search missed ${id}`);
+    }
+    for (const q of ["sticky_cut", "fingerprint ERROR", "annotate latency_ms", "migrate"]) {
+      a = now();
+      await c.search(q, { limit: 8, scope: "all" });
+      words.push(now() - a);
+    }
+    await c.close();
+    // reference: a LIKE scan of the same table on the same backend
+    const ro = await openSqlite({ path: join(dir, "context", "sessions", "search.db"), backend, readonly: true });
+    const scan = [];
+    for (let i = 0; i < 5; i++) {
+      const id = `L${String((i * 7919) % rows).padStart(6, "0")}`;
+      a = now();
+      ro.query("SELECT seq, line_no FROM output_lines WHERE text LIKE ? LIMIT 8", [`%${id}%`]);
+      scan.push(now() - a);
+    }
+    ro.close?.();
+    res.search.push({ rows, buildMs, id: pct(ids), words: pct(words), likeScan: pct(scan) });
+  }
+  return res;
+}
+
+async function rss() {
+  const n = opts.messages;
+  const s = codingSession(n, 5, opts.scale ?? 1);
+  const bytes = JSON.stringify(s).length;
+  const res = { messages: n, bytes, bare: !!opts.bare };
+  if (!opts.bare) {
+    const c = await createCompactor({ sessionId: "rss", stateDir: tmp(), embedder: false });
+    const chunk = opts.chunk;
+    const times = [];
+    for (let k = Math.min(chunk, n); ; k = Math.min(n, k + chunk)) {
+      const a = now();
+      const r = await c.transform(s.slice(0, k), { model: opts.model, format: "openai" });
+      times.push({ messages: k, ms: now() - a });
+      if (r.stats.fail_open) throw new Error(r.stats.error?.message);
+      if (k === n) break;
+    }
+    // steady state at full length: 2 new messages per request
+    const more = codingSession(n + 20, 5, opts.scale ?? 1);
+    const steady = [];
+    const str = [];
+    for (let k = n + 2; k <= n + 20; k += 2) {
+      const req = more.slice(0, k);
+      let a = now();
+      JSON.stringify(req);
+      str.push(now() - a);
+      a = now();
+      await c.transform(req, { model: opts.model, format: "openai" });
+      steady.push(now() - a);
+    }
+    res.chunks = times;
+    res.steady = pct(steady);
+    res.steadyStringify = pct(str);
+    await c.close();
+  }
+  res.maxRssMB = process.resourceUsage().maxRSS / 1024;
+  return res;
+}
+
+try {
+  const jobs = { hook, ingest, rss };
+  const result = await jobs[job]();
+  process.stdout.write(JSON.stringify(result));
+} finally {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+}

