@@ -158,9 +158,13 @@ fn protected_tools_are_never_compressed_nor_trimmed_from_the_in_flight_turn() {
         None,
         &json!({"trimAtTokens": 3000, "compressOverTokens": 300, "protectedTools": ["todowrite"]}),
     );
-    let mut e = smarter_compact::Engine::open(smarter_compact::store::MemStore::default(), cfg).unwrap();
+    let mut e =
+        smarter_compact::Engine::open(smarter_compact::store::MemStore::default(), cfg).unwrap();
     let mut h = vec![json!({"role": "user", "content": "refactor the parser"})];
-    let big = (0..400).map(|i| format!("line {i} of output")).collect::<Vec<_>>().join("\n");
+    let big = (0..400)
+        .map(|i| format!("line {i} of output"))
+        .collect::<Vec<_>>()
+        .join("\n");
     for k in 0..12 {
         let tool = if k == 1 { "todowrite" } else { "bash" };
         h.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("c{k}"), "type": "function", "function": {"name": tool, "arguments": "{}"}}]}));
@@ -169,9 +173,29 @@ fn protected_tools_are_never_compressed_nor_trimmed_from_the_in_flight_turn() {
     let steps = replay(&mut e, &requests(&h), Format::OpenAi);
     let last = steps.last().unwrap();
     assert!(steps.iter().any(|s| s.stats.trimmed), "the session trims");
-    let todo = last.output.iter().find(|m| m.contains("\"tool_call_id\":\"c1\"")).expect("the protected exchange stays in flight");
-    assert!(!todo.contains("output compressed"), "and is never compressed");
-    let unprotected = last.output.iter().find(|m| m.contains("\"tool_call_id\":\"c11\"")).expect("the newest exchange stays");
-    assert!(unprotected.contains("output compressed"), "unprotected outputs are compressed");
-    assert!(!last.output.iter().any(|m| m.contains("\"tool_call_id\":\"c2\"")), "an unprotected old exchange left");
+    let todo = last
+        .output
+        .iter()
+        .find(|m| m.contains("\"tool_call_id\":\"c1\""))
+        .expect("the protected exchange stays in flight");
+    assert!(
+        !todo.contains("output compressed"),
+        "and is never compressed"
+    );
+    let unprotected = last
+        .output
+        .iter()
+        .find(|m| m.contains("\"tool_call_id\":\"c11\""))
+        .expect("the newest exchange stays");
+    assert!(
+        unprotected.contains("output compressed"),
+        "unprotected outputs are compressed"
+    );
+    assert!(
+        !last
+            .output
+            .iter()
+            .any(|m| m.contains("\"tool_call_id\":\"c2\"")),
+        "an unprotected old exchange left"
+    );
 }

@@ -138,7 +138,7 @@ pub fn replay<S: smarter_compact::store::Store>(
         .collect()
 }
 
+pub mod fuzz_checks;
 pub mod invariants;
 pub mod native_sql;
 pub mod store_env;
-pub mod fuzz_checks;
