@@ -1,0 +1,95 @@
+//! Native embedder throughput on one thread: ms per text at 16/128/256 tokens, batch 1 and 8,
+//! median of 5 runs after a warm-up, wall and CPU time, release build. Run:
+//! `cargo bench --features embed --bench embed_native` (model from `make model`, or
+//! SMARTER_COMPACT_MODEL_DIR). The figures go to bench/embed-figures.md by hand.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use serde_json::Value;
+use smarter_compact::embed::Embedder;
+
+fn repo(path: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+fn model_dir() -> PathBuf {
+    std::env::var_os("SMARTER_COMPACT_MODEL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo("models/out"))
+}
+
+fn read(path: PathBuf) -> Vec<u8> {
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e} (run `make model`)", path.display()))
+}
+
+/// `n` texts of exactly `tokens` tokens ([CLS] and [SEP] included): runs of whole lowercase
+/// words of real session prose that are single WordPiece tokens.
+fn texts_of(tokens: usize, n: usize) -> Vec<String> {
+    let tok: Value =
+        serde_json::from_slice(&read(model_dir().join("tokenizer.json"))).expect("json");
+    let vocab = tok["model"]["vocab"].as_object().expect("vocab");
+    let session: Value = serde_json::from_slice(&read(repo(
+        "../shared/data/sessions/swe-traj/django__django-11087.json",
+    )))
+    .expect("session");
+    let words: Vec<String> = session["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .flat_map(|c| c.split(|ch: char| !ch.is_ascii_alphabetic()))
+        .map(str::to_ascii_lowercase)
+        .filter(|w| vocab.contains_key(w))
+        .collect();
+    let k = tokens - 2;
+    (0..n)
+        .map(|i| words[i * k..(i + 1) * k].join(" "))
+        .collect()
+}
+
+/// On-CPU time of this thread in ms (Linux; 0 elsewhere): less disturbed than wall time on a
+/// busy machine.
+fn cpu_ms() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .unwrap_or(0.0)
+        / 1e6
+}
+
+/// Native throughput on one thread, ms per text at 16/128/256 tokens, batch 1 and 8 (median
+/// of 5 runs after a warm-up, wall and CPU time).
+fn main() {
+    let dir = model_dir();
+    let mut e = Embedder::load(
+        read(dir.join("minilm-l6-v2.onnx")),
+        &read(dir.join("tokenizer.json")),
+    )
+    .expect("load the model");
+    for tokens in [16, 128, 256] {
+        let texts = texts_of(tokens, 8);
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        for batch in [1, 8] {
+            let (mut wall, mut cpu) = (Vec::new(), Vec::new());
+            for _ in 0..6 {
+                let (t, c) = (Instant::now(), cpu_ms());
+                for chunk in refs.chunks(batch) {
+                    e.embed(chunk).expect("embed");
+                }
+                wall.push(t.elapsed().as_secs_f64() * 1e3 / refs.len() as f64);
+                cpu.push((cpu_ms() - c) / refs.len() as f64);
+            }
+            let median = |mut v: Vec<f64>| {
+                v.remove(0);
+                v.sort_by(f64::total_cmp);
+                v[2]
+            };
+            eprintln!(
+                "native {tokens:3} tokens, batch {batch}: {:.1} ms/text wall, {:.1} ms CPU",
+                median(wall),
+                median(cpu)
+            );
+        }
+    }
+}
