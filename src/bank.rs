@@ -154,11 +154,9 @@ impl<S: Sql> Bank<S> {
 
 /// The memory recorded for a trim.
 pub fn episode_text(session: &str, before: u64, after: u64, removed_messages: usize) -> String {
-    let pct = if before == 0 {
-        0
-    } else {
-        (100 * before.saturating_sub(after) + before / 2) / before
-    };
+    let pct = (100 * before.saturating_sub(after) + before / 2)
+        .checked_div(before)
+        .unwrap_or(0);
     format!("Compaction of session {session}: {before}→{after} tokens, {pct}% dropped ({removed_messages} messages trimmed).")
 }
 

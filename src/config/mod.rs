@@ -211,10 +211,11 @@ impl Config {
         let model = model.to_ascii_lowercase();
         let mut best: Option<(usize, u32)> = None;
         for (pattern, tokens) in &self.trim_at_table {
-            if pattern != "default" && pattern_matches(pattern, &model) {
-                if best.is_none_or(|(len, _)| pattern.len() > len) {
-                    best = Some((pattern.len(), *tokens));
-                }
+            if pattern != "default"
+                && pattern_matches(pattern, &model)
+                && best.is_none_or(|(len, _)| pattern.len() > len)
+            {
+                best = Some((pattern.len(), *tokens));
             }
         }
         best.map(|(_, t)| t).unwrap_or_else(|| {

@@ -31,11 +31,9 @@ pub struct Found {
 impl Found {
     /// How the hits were ranked, for the tool's answer.
     pub fn how(&self) -> String {
-        let pct = if self.coverage.chunks == 0 {
-            0
-        } else {
-            100 * self.coverage.embedded / self.coverage.chunks
-        };
+        let pct = (100 * self.coverage.embedded)
+            .checked_div(self.coverage.chunks)
+            .unwrap_or(0);
         match self.mode {
             "hybrid" => {
                 format!("hybrid: full-text + embeddings, which cover {pct}% of the stored text")
@@ -76,8 +74,8 @@ pub fn hybrid_search<S: Sql + ?Sized>(
         .take(FTS_DEPTH)
     {
         if let Some(hit) = hit_for(db, is_line, id, score, &words)? {
-            if !fts_rank.contains_key(&hit.seq) {
-                fts_rank.insert(hit.seq, (order, hit));
+            if let std::collections::hash_map::Entry::Vacant(slot) = fts_rank.entry(hit.seq) {
+                slot.insert((order, hit));
                 order += 1;
             }
         }
