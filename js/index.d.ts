@@ -63,7 +63,25 @@ export interface Compactor {
 }
 
 /** Creates the compactor of one session. Rejects with code E_BAD_ID for an unusable id. */
-export function createCompactor(opts: { sessionId: string; stateDir?: string; config?: Config }): Promise<Compactor>;
+export function createCompactor(opts: {
+  sessionId: string;
+  stateDir?: string;
+  config?: Config;
+  /** A SQLite backend name ("bun:sqlite", "node:sqlite", "better-sqlite3", "sql.js") or a shim. */
+  sqlite?: string | object;
+  /** Used in the background only; `false` for none; default: the package's model when installed. */
+  embedder?: Embedder | false;
+}): Promise<Compactor>;
+
+/** The sentence embedder (all-MiniLM-L6-v2, 384 floats, unit length) in a worker thread. */
+export interface Embedder {
+  embed(texts: string[]): Promise<Float32Array[]>;
+  close(): Promise<void>;
+  info: { dim: number; model: string; modelDir: string; loadMs: number };
+}
+
+/** Starts the embedder; rejects with E_NO_MODEL when the model or module is missing, E_EMBED when unloadable. */
+export function createEmbedder(opts?: { modelDir?: string | URL }): Promise<Embedder>;
 
 /** Version of the engine. */
 export function version(): Promise<string>;

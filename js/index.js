@@ -14,6 +14,7 @@ export { codedError } from "./errors.js";
 export { openSqlite } from "./shims/index.js";
 export { toolDefinitions, runTool } from "./tools.js";
 export { compactContext } from "./compact-context.js";
+export { createEmbedder } from "./embedder.js";
 
 import * as opencodeFormat from "./formats/opencode.js";
 import * as piFormat from "./formats/pi.js";
