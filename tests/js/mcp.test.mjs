@@ -183,6 +183,35 @@ describe("rpc", () => {
     assert.equal(oneLine.stdout, r.stdout);
   });
 
+  test("with the model, compact_context keeps what the query is about (embedding: true)", () => {
+    // Mid-session turns about a failed migration between CSS chores: recency alone drops them.
+    const chores = (from) =>
+      Array.from({ length: 4 }, (_, i) => [
+        { role: "user", content: `Please tidy the CSS of the settings page, step ${from + i}: spacing, colours and font sizes.` },
+        { role: "assistant", content: `Adjusted the stylesheet margins and the button colours, round ${from + i}.` },
+      ]).flat();
+    const messages = [
+      ...chores(1),
+      { role: "user", content: "The database migration failed: a foreign key constraint on orders.customer_id was violated." },
+      { role: "assistant", content: "The orders table references customers that were deleted earlier in the migration." },
+      ...chores(5),
+    ];
+    const request = (query) =>
+      JSON.stringify({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "compact_context", arguments: { messages, query, target_ratio: 0.3 } } });
+    const modelDir = new URL("../../npm/models/", import.meta.url).pathname;
+    const answer = (env) => {
+      const r = run(["rpc"], { env, input: request("why did the schema change break the relation between tables?") });
+      assert.equal(r.code, 0, r.stderr);
+      return JSON.parse(JSON.parse(r.stdout).result.content[0].text);
+    };
+    const withModel = answer({ SMARTER_COMPACT_MODEL_DIR: modelDir });
+    assert.equal(withModel.stats.embedding, true);
+    assert.ok(withModel.messages.some((m) => m.content.includes("foreign key")), JSON.stringify(withModel.messages));
+    const without = answer({});
+    assert.equal(without.stats.embedding, false);
+    assert.ok(!without.messages.some((m) => m.content.includes("foreign key")));
+  });
+
   test("tools/list, initialize and a session tool", () => {
     const list = JSON.parse(run(["rpc"], { input: '{"jsonrpc":"2.0","id":"a","method":"tools/list"}' }).stdout);
     assert.equal(list.id, "a");
