@@ -101,7 +101,7 @@ demo: setup-rust node_modules/.package-lock.json build
 
 ## Benchmarks: bench/REPORT.md and bench/*.svg (about 11 minutes; `node bench/run.mjs --quick` is
 ## a one-minute smoke run, `--only=proxy` one phase).
-bench: build build-embed node_modules/.package-lock.json
+bench: build node_modules/.package-lock.json
 	node bench/run.mjs
 
 ## Coverage-guided fuzzing of the message adapters, compression and the cut planner (FUZZ_SECONDS

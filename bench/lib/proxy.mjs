@@ -64,7 +64,9 @@ async function freePort() {
 async function startProxyProcess(upstream, stateDir, trimAt, backend) {
   const port = await freePort();
   const child = spawn(process.execPath, [...(process.env.PROXY_PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.PROXY_PROF] : []), CLI, "proxy", "run", "--port", String(port), "--state-dir", stateDir, "--anthropic-upstream", upstream], {
-    env: { ...process.env, CONTEXT_TRIM_AT_TOKENS: String(trimAt), SMARTER_COMPACT_SQLITE: backend },
+    // No embedding model: the figures are the engine's and the store's, not a background worker's
+    // (which would compete with client, upstream and proxy for the same two cores).
+    env: { ...process.env, CONTEXT_TRIM_AT_TOKENS: String(trimAt), SMARTER_COMPACT_SQLITE: backend, SMARTER_COMPACT_MODEL_DIR: "/nonexistent-model-dir" },
     stdio: ["ignore", "pipe", "inherit"],
   });
   await new Promise((resolve, reject) => {

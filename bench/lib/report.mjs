@@ -459,7 +459,7 @@ function proxySection({ runs }) {
   L.push(table(["store", "direct p50 / p95 (ms)", "through the proxy p50 / p95 (ms)", "added p50 / p95 / max (ms)", "added, largest 10% of bodies p50 / p95 (ms)", "added to the first byte p50 / p95 (ms)", "proxy RSS idle / after / peak (MB)", "rewritten / unchanged / fail-opens"],
     runs.map((r) => [r.backend, `${ms(r.directMs.p50)} / ${ms(r.directMs.p95)}`, `${ms(r.proxyMs.p50)} / ${ms(r.proxyMs.p95)}`, `${ms(r.addedMs.p50)} / ${ms(r.addedMs.p95)} / ${ms(r.addedMs.max)}`, `${ms(r.addedMsLargest10pct.p50)} / ${ms(r.addedMsLargest10pct.p95)}`, `${ms(r.firstByteAddedMs.p50)} / ${ms(r.firstByteAddedMs.p95)}`, `${r.memory.idleRssMB.toFixed(0)} / ${r.memory.rssMB.toFixed(0)} / ${r.memory.peakRssMB.toFixed(0)}`, `${r.proxyStats.rewritten} / ${r.proxyStats.unchanged} / ${r.proxyStats.fail_opens}`])));
   L.push("");
-  L.push(`The first byte of the answer comes later by what the rewrite takes (the request is rewritten, then forwarded); after that the answer is relayed chunk by chunk as the upstream sends it.`);
+  L.push(`The first byte of the answer comes later by what the rewrite takes (the request is rewritten, then forwarded); after that the answer is relayed chunk by chunk as the upstream sends it. The proxy runs without the embedding model here (its background worker would share the two cores with client and upstream).`);
   L.push("");
   return L.join("\n");
 }
