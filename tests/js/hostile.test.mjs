@@ -1,5 +1,5 @@
 // Hostile and huge input on the built package: a 10 MB single-line output, a 100k-message session,
-// deeply nested JSON, outputs that imitate the pointer or the result fences.
+// deeply nested JSON, outputs that imitate the pointer or the result fences, lone UTF-16 surrogates.
 import assert from "node:assert/strict";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -78,4 +78,24 @@ test("outputs imitating the pointer, the result fence or a compressed header cha
   await assert.rejects(c.get("0000000000000000"), { code: "E_NOT_FOUND" });
   const sql = await c.sql("SELECT text FROM output_lines WHERE text LIKE '%</smarter-compact-results>%' LIMIT 3");
   assert.equal(sql.text.match(/<\/smarter-compact-results>/g).length, 1);
+});
+
+test("lone UTF-16 surrogates in JS strings: stored with U+FFFD, sent back as the caller's own strings", async () => {
+  const c = await open({ trimAtTokens: 100_000 });
+  const lone = "broken \uD800 high and \uDC00 low, paired 😀";
+  const big = `${"line with \uDBFF in it\n".repeat(3000)}end \uDFFF`;
+  const msgs = [{ role: "user", content: lone }, call("c1"), { role: "tool", tool_call_id: "c1", content: big }, { role: "user", content: "next" }];
+  const { messages, stats } = await c.transform(msgs);
+  assert.equal(stats.fail_open, false, stats.error?.message);
+  assert.equal(stats.compressed, 1);
+  assert.equal(messages[0].content, lone, "a kept message is the caller's string, untouched");
+  assert.ok(messages[2].content.isWellFormed(), "the compressed output the engine wrote is well-formed UTF-16");
+  assert.ok(messages[2].content.includes("line with \uFFFD in it"));
+  const stored = (await c.sql("SELECT text FROM messages ORDER BY seq LIMIT 1")).rows[0][0];
+  assert.equal(stored, lone.replace("\uD800", "\uFFFD").replace("\uDC00", "\uFFFD"));
+  const hits = await c.search("broken high low", { scope: "all", mode: "fts" });
+  assert.ok(hits.hits.some((h) => h.role === "user" && h.snippet.includes("broken")), hits.text);
+  const again = await c.transform(msgs);
+  assert.equal(again.stats.fail_open, false);
+  assert.equal(JSON.stringify(again.messages), JSON.stringify(messages), "the same request gives the same bytes");
 });
