@@ -1,5 +1,5 @@
 // The packed tarball installed into an empty project imports and works under Node 20, Node 22
-// and Bun, through every entry point of its package.json.
+// and Bun, through every entry point of its package.json, with its embedding model.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -47,7 +47,7 @@ test("the tarball imports and runs under Node 20, Node 22 and Bun", { timeout: 2
     assert.equal(out.tools, 5, name);
     assert.equal(out.failOpen, false, name);
     assert.equal(out.compressed, 1, name);
-    assert.equal(out.embedding, false, name);
+    assert.equal(out.embedding, true, `${name}: the packaged model and embedder load`);
     backends[name] = out.backend;
   }
   assert.equal(backends["Node 22"], "node:sqlite");
@@ -56,4 +56,7 @@ test("the tarball imports and runs under Node 20, Node 22 and Bun", { timeout: 2
   const manifest = JSON.parse(fs.readFileSync(path.join(pkg.dir, "package.json"), "utf8"));
   assert.deepEqual(manifest.pi.extensions, ["./js/hosts/pi.js"]);
   assert.ok(!fs.readdirSync(pkg.dir).includes("src"), "no Rust sources in the package");
+  for (const f of ["models/minilm-l6-v2.onnx", "models/tokenizer.json", "pkg-embed/smarter_compact_bg.wasm"]) {
+    assert.ok(fs.existsSync(path.join(pkg.dir, f)), `${f} is in the package`);
+  }
 });
