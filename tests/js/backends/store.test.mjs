@@ -1,5 +1,7 @@
 // The store's test suite, run once per SQLite backend: SMARTER_COMPACT_SQLITE selects it
 // (sql.js and better-sqlite3 under Node 20, node:sqlite under Node 22, bun:sqlite under Bun).
+// Without the embedder, so search is full-text whatever the background got to (hybrid search is
+// tested in hybrid-probe.test.mjs and tests/vectors.rs).
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -20,7 +22,7 @@ const fresh = () => mkdtempSync(join(tmpdir(), `sc-store-${(BACKEND ?? "default"
 const sha = (p) => createHash("sha256").update(readFileSync(p)).digest("hex");
 
 async function replayAll(stateDir, sessionId = "s", trimAt = 16000, reqs = REQS) {
-  const c = await createCompactor({ sessionId, stateDir, config: { trimAtTokens: trimAt } });
+  const c = await createCompactor({ sessionId, stateDir, config: { trimAtTokens: trimAt }, embedder: false });
   const outs = [];
   for (const r of reqs) {
     const { messages, stats } = await c.transform(structuredClone(r), { format: "openai" });
@@ -31,7 +33,7 @@ async function replayAll(stateDir, sessionId = "s", trimAt = 16000, reqs = REQS)
 }
 
 test(`backend is ${BACKEND}`, async () => {
-  const c = await createCompactor({ sessionId: "which", stateDir: fresh() });
+  const c = await createCompactor({ sessionId: "which", stateDir: fresh(), embedder: false });
   await c.transform([{ role: "user", content: "hi" }]);
   assert.equal((await c.status()).store.backend, BACKEND);
   await c.close();
@@ -62,7 +64,7 @@ test("restart: process A replays half, process B the rest → the same bytes, no
   const split = [...readFileSync(join(dir, "a.jsonl"), "utf8").split("\n"), ...readFileSync(join(dir, "b.jsonl"), "utf8").split("\n")];
   assert.equal(split.length, single.length);
   split.forEach((s, k) => assert.equal(s, single[k], `request ${k}`));
-  const c = await createCompactor({ sessionId: "restart", stateDir: dir });
+  const c = await createCompactor({ sessionId: "restart", stateDir: dir, embedder: false });
   const rows = (await c.sql("SELECT count(*), count(DISTINCT fp) FROM messages")).rows[0];
   assert.deepEqual(rows, [history.length, history.length]);
   assert.equal((await c.sql("SELECT count(*) FROM requests")).rows[0][0], REQS.length);
@@ -121,7 +123,7 @@ test(`hostile SQL (${HOSTILE.length} statements) is refused or bounded; the file
   await c.close(); // flushes sql.js
   const file = sessionPath(dir, "s");
   const before = sha(file);
-  const c2 = await createCompactor({ sessionId: "s", stateDir: dir });
+  const c2 = await createCompactor({ sessionId: "s", stateDir: dir, embedder: false });
   const outcomes = {};
   for (const sql of HOSTILE) {
     let outcome;
@@ -146,7 +148,7 @@ test("a store that cannot be opened passes requests through, says why, and recov
   const dir = fresh();
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, "context"), "not a directory");
-  const c = await createCompactor({ sessionId: "broken", stateDir: dir });
+  const c = await createCompactor({ sessionId: "broken", stateDir: dir, embedder: false });
   const msgs = [{ role: "user", content: "hello" }];
   const r = await c.transform(msgs);
   assert.equal(r.messages, msgs);
@@ -168,7 +170,7 @@ test("a corrupt database file: pass-through, then works once replaced", async ()
   const file = sessionPath(dir, "corrupt");
   mkdirSync(join(dir, "context", "sessions"), { recursive: true });
   writeFileSync(file, Buffer.alloc(8192, 0x5a));
-  const c = await createCompactor({ sessionId: "corrupt", stateDir: dir });
+  const c = await createCompactor({ sessionId: "corrupt", stateDir: dir, embedder: false });
   const r = await c.transform([{ role: "user", content: "hello" }]);
   assert.equal(r.stats.fail_open, true);
   assert.equal(r.stats.error.code, "E_STORE");
@@ -185,7 +187,7 @@ test("a database locked by another process: pass-through while locked (native ba
   const file = sessionPath(dir, "locked");
   const holder = spawn("python3", ["-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1], isolation_level=None); c.execute('BEGIN EXCLUSIVE'); print('locked', flush=True); sys.stdin.read()", file], { stdio: ["pipe", "pipe", "inherit"] });
   await new Promise((res) => holder.stdout.once("data", res));
-  const c2 = await createCompactor({ sessionId: "locked", stateDir: dir });
+  const c2 = await createCompactor({ sessionId: "locked", stateDir: dir, embedder: false });
   const r = await c2.transform(structuredClone(REQS[3]), { format: "openai" });
   if (BACKEND === "sql.js") {
     assert.equal(r.stats.fail_open, false, "sql.js works on its in-memory copy");
@@ -219,7 +221,7 @@ test("a store failing mid-session: pass-through, counted, then recovery with not
     query: (sql, p) => inner.query(sql, p),
     flush: () => inner.flush?.(),
   };
-  const c = await createCompactor({ sessionId: "flaky", stateDir: dir, sqlite: shim });
+  const c = await createCompactor({ sessionId: "flaky", stateDir: dir, sqlite: shim, embedder: false });
   const outs = [];
   for (let k = 0; k < 20; k++) {
     failing = k >= 8 && k < 12;

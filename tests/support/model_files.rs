@@ -1,0 +1,31 @@
+//! The real model's files for the native embedder tests and bench: `models/out/` (from
+//! `make model`) or the folder in SMARTER_COMPACT_MODEL_DIR.
+
+use std::path::PathBuf;
+
+/// A path inside the repository.
+pub fn repo(path: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+/// The folder holding `minilm-l6-v2.onnx` and `tokenizer.json`.
+pub fn model_dir() -> PathBuf {
+    std::env::var_os("SMARTER_COMPACT_MODEL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo("models/out"))
+}
+
+/// The bytes of a file; a missing model file panics with how to build it.
+pub fn read(path: PathBuf) -> Vec<u8> {
+    std::fs::read(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}. Build the model: `make model`", path.display()))
+}
+
+/// The ONNX model and the tokenizer.json.
+pub fn model_bytes() -> (Vec<u8>, Vec<u8>) {
+    let dir = model_dir();
+    (
+        read(dir.join("minilm-l6-v2.onnx")),
+        read(dir.join("tokenizer.json")),
+    )
+}
