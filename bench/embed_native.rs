@@ -3,25 +3,14 @@
 //! `cargo bench --features embed --bench embed_native` (model from `make model`, or
 //! SMARTER_COMPACT_MODEL_DIR). The figures go to bench/embed-figures.md by hand.
 
-use std::path::PathBuf;
 use std::time::Instant;
 
 use serde_json::Value;
 use smarter_compact::embed::Embedder;
 
-fn repo(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path)
-}
-
-fn model_dir() -> PathBuf {
-    std::env::var_os("SMARTER_COMPACT_MODEL_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo("models/out"))
-}
-
-fn read(path: PathBuf) -> Vec<u8> {
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e} (run `make model`)", path.display()))
-}
+#[path = "../tests/support/model_files.rs"]
+mod model_files;
+use model_files::{model_bytes, model_dir, read, repo};
 
 /// `n` texts of exactly `tokens` tokens ([CLS] and [SEP] included): runs of whole lowercase
 /// words of real session prose that are single WordPiece tokens.
@@ -61,12 +50,8 @@ fn cpu_ms() -> f64 {
 /// Native throughput on one thread, ms per text at 16/128/256 tokens, batch 1 and 8 (median
 /// of 5 runs after a warm-up, wall and CPU time).
 fn main() {
-    let dir = model_dir();
-    let mut e = Embedder::load(
-        read(dir.join("minilm-l6-v2.onnx")),
-        &read(dir.join("tokenizer.json")),
-    )
-    .expect("load the model");
+    let (model, tokenizer) = model_bytes();
+    let mut e = Embedder::load(model, &tokenizer).expect("load the model");
     for tokens in [16, 128, 256] {
         let texts = texts_of(tokens, 8);
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
