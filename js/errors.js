@@ -15,7 +15,8 @@ export function asCoded(e) {
   return codedError("E_INTERNAL", `internal error: ${message}`, e);
 }
 
-/** True for errors after which the wasm instance can no longer be trusted. */
+/** True for errors after which the wasm instance can no longer be trusted: a real trap (a panic
+ * aborts as one). A JS error on this side leaves the instance as it was. */
 export function isTrap(e) {
-  return e instanceof WebAssembly.RuntimeError || !(e && typeof e.code === "string" && e.code.startsWith("E_"));
+  return e instanceof WebAssembly.RuntimeError;
 }

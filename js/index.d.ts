@@ -52,9 +52,9 @@ export interface TransformOptions {
 }
 
 export interface Compactor {
-  /** Rewrites one request; never throws unless `strict`. Kept messages are the caller's own objects;
-   * for the openai and anthropic formats `sources[k]` is the input index of output message k. */
-  transform<M>(messages: M[], opts?: TransformOptions): Promise<{ messages: M[]; stats: Stats; sources?: number[] }>;
+  /** Rewrites one request; never throws unless `strict`. Kept messages are the caller's own objects,
+   * edited ones new objects; `sources[k]` is the input index of output message k, in every format. */
+  transform<M>(messages: M[], opts?: TransformOptions): Promise<{ messages: M[]; stats: Stats; sources: number[] }>;
   /** Makes the next `transform` trim, whatever the request's size. */
   compactNow(): Promise<void>;
   /** Thresholds, trims, fail-opens, usage. */

@@ -3,7 +3,7 @@ import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { resolveStateDir, engineOptions } from "./config.js";
 import { asCoded, codedError, isTrap } from "./errors.js";
-import { applyPlan } from "./plan.js";
+import { applyRewrite } from "./plan.js";
 import { openSqlite } from "./shims/index.js";
 import { runReadonlySql, SQL_TIMEOUT_MS } from "./sql.js";
 import { embedBacklog, openBank, sharedEmbedder } from "./memory.js";
@@ -16,13 +16,6 @@ export { toolDefinitions, runTool } from "./tools.js";
 export { compactContext } from "./compact-context.js";
 export { createEmbedder } from "./embedder.js";
 
-import * as opencodeFormat from "./formats/opencode.js";
-import * as piFormat from "./formats/pi.js";
-import * as responsesFormat from "./formats/responses.js";
-
-/** Host formats: converted to a canonical wire format for the engine and back. */
-const HOST_FORMATS = { opencode: opencodeFormat, pi: piFormat, responses: responsesFormat };
-const FORMATS = new Set(["openai", "anthropic", ...Object.keys(HOST_FORMATS)]);
 const SCOPES = new Set(["trimmed", "all"]);
 const MODES = new Set(["auto", "fts", "hybrid"]);
 
@@ -156,15 +149,17 @@ class Compactor {
     const { model = "", format = "openai", strict = false, overheadTokens = 0 } = opts;
     try {
       if (!Array.isArray(messages)) throw codedError("E_ARG", "messages must be an array");
-      if (!FORMATS.has(format)) throw codedError("E_FORMAT", `unknown format ${JSON.stringify(format)}`);
+      if (typeof format !== "string") throw codedError("E_FORMAT", "format must be a string");
       const engine = await this.#live();
-      const host = HOST_FORMATS[format];
-      const { canonical, hostIndex } = host ? host.toCanonical(messages) : { canonical: messages };
-      const wire = host ? host.canonicalFormat : format;
-      const body = JSON.stringify(canonical);
-      const result = JSON.parse(engine.transform(body, JSON.stringify({ model, format: wire, overheadTokens, nowMs: Date.now() })));
+      let body;
+      try {
+        body = JSON.stringify(messages);
+      } catch (e) {
+        throw codedError("E_ARG", `messages must be JSON-serialisable: ${e.message}`, e);
+      }
+      const result = JSON.parse(engine.transform(body, JSON.stringify({ model, format, overheadTokens, nowMs: Date.now() })));
       this.#storeError = null;
-      const { messages: out, sources } = host ? { messages: host.applyPlan(messages, result.plan, hostIndex) } : applyPlan(messages, result.plan);
+      const { messages: out, sources } = applyRewrite(messages, result.rewrite);
       const st = result.stats;
       if (st.trimmed && this.#bank) {
         try {
@@ -175,7 +170,7 @@ class Compactor {
         }
       }
       this.#kickEmbedding();
-      return sources ? { messages: out, stats: st, sources } : { messages: out, stats: st };
+      return { messages: out, stats: st, sources };
     } catch (e) {
       const err = asCoded(e);
       this.#forget(e);

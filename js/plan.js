@@ -1,21 +1,20 @@
-// Applies the engine's edit plan. `[start, end]` ranges keep the caller's own objects as they
-// are; an edited message comes as `{i, m, e}`: its index, its new JSON, and the edits made
-// (which host adapters replay on their own message objects).
+// Applies the engine's rewrite of a request: `[start, end]` keeps the caller's own items as they
+// are; `{from, items}` puts the engine's edited items (JSON) in their place. The same for every
+// wire and host format: all message-edit semantics live in the engine.
 
-/** The rewritten array of wire messages (openai / anthropic formats), and for each of them the
- * index of the input message it comes from. */
-export function applyPlan(messages, plan) {
+/** The rewritten item list and, for each of its items, the index of the input item it comes from. */
+export function applyRewrite(items, rewrite) {
   const out = [];
   const sources = [];
-  for (const item of plan) {
-    if (Array.isArray(item)) {
-      for (let i = item[0]; i < item[1]; i++) {
-        out.push(messages[i]);
+  for (const piece of rewrite) {
+    if (Array.isArray(piece)) {
+      for (let i = piece[0]; i < piece[1]; i++) {
+        out.push(items[i]);
         sources.push(i);
       }
     } else {
-      out.push(item.m);
-      sources.push(item.i);
+      out.push(...piece.items);
+      sources.push(...piece.from);
     }
   }
   return { messages: out, sources };

@@ -1,16 +1,15 @@
-//! The output of one request: an edit plan over the caller's messages. Unchanged messages are
-//! referred to by index ranges, so the caller keeps its own objects (every unknown field stays
-//! exactly as it was); an edited message travels back as JSON together with the list of edits
-//! made to it, so a host adapter can apply the same edits to its own message objects.
+//! The output of one request. The engine first builds an [`OutPlan`] over the canonical
+//! messages: kept index ranges and edited messages with the [`Edit`]s made to them. The caller
+//! receives a [`Rewrite`] over its own items: for the canonical wire formats the same ranges and
+//! each edited message as JSON; for host formats the edits applied to the host's items
+//! ([`crate::format::host`]). Unchanged items are referred to by index, so the caller keeps its own
+//! objects and every field the engine does not know stays exactly as it was.
 
 use std::fmt::Write;
 use std::sync::Arc;
 
-use serde::Serialize;
-
 /// One surgical edit of a message.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Edit {
     /// The tool result answering `call_id` is replaced by `text` (head/tail compression).
     Compress {
@@ -92,21 +91,94 @@ impl OutPlan {
         self.len() == 0
     }
 
-    /// The plan as JSON: an array of `[start, end]` ranges and edited messages
-    /// `{"i": index, "m": message, "e": [edits]}`.
+    /// The rewrite of the caller's messages that carries out this plan (one replacement per
+    /// edited message).
+    pub fn rewrite(&self) -> Rewrite {
+        let mut out = Rewrite::default();
+        for item in &self.items {
+            match item {
+                OutItem::Range(a, b) => (*a..*b).for_each(|i| out.keep(i)),
+                OutItem::Message(e) => out.pieces.push(Piece::Replace {
+                    from: vec![e.index],
+                    items: vec![e.message.clone()],
+                }),
+            }
+        }
+        out
+    }
+}
+
+/// One piece of a rewritten request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Piece {
+    /// The caller's items `start..end`, unchanged (the caller keeps its own objects).
+    Keep(usize, usize),
+    /// Items edited by the engine, as JSON texts, each with the index of the caller's item it
+    /// replaces (an edit may remove items, e.g. signed reasoning, so `from` can have gaps).
+    Replace {
+        /// For each new item, the index of the caller's item it comes from.
+        from: Vec<usize>,
+        /// The new items as JSON texts.
+        items: Vec<Arc<str>>,
+    },
+}
+
+/// The rewritten request as the caller applies it: kept ranges of its own items and
+/// replacement items, in order. The only thing a host has to do is splice it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Rewrite {
+    /// The pieces, in order.
+    pub pieces: Vec<Piece>,
+}
+
+impl Rewrite {
+    /// Appends the caller's item `index` unchanged.
+    pub fn keep(&mut self, index: usize) {
+        if let Some(Piece::Keep(_, end)) = self.pieces.last_mut() {
+            if *end == index {
+                *end += 1;
+                return;
+            }
+        }
+        self.pieces.push(Piece::Keep(index, index + 1));
+    }
+
+    /// Number of items in the rewritten request.
+    pub fn len(&self) -> usize {
+        self.pieces
+            .iter()
+            .map(|p| match p {
+                Piece::Keep(s, e) => e - s,
+                Piece::Replace { items, .. } => items.len(),
+            })
+            .sum()
+    }
+
+    /// The rewrite has no items.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The rewrite as JSON: an array of `[start, end]` ranges and replacements
+    /// `{"from": [indices], "items": [items]}`.
     pub fn to_json(&self) -> String {
         let mut s = String::from("[");
-        for (k, item) in self.items.iter().enumerate() {
+        for (k, piece) in self.pieces.iter().enumerate() {
             if k > 0 {
                 s.push(',');
             }
-            match item {
-                OutItem::Range(a, b) => {
+            match piece {
+                Piece::Keep(a, b) => {
                     let _ = write!(s, "[{a},{b}]");
                 }
-                OutItem::Message(e) => {
-                    let edits = serde_json::to_string(&e.edits).unwrap_or_else(|_| "[]".into());
-                    let _ = write!(s, "{{\"i\":{},\"m\":{},\"e\":{edits}}}", e.index, e.message);
+                Piece::Replace { from, items } => {
+                    let from: Vec<String> = from.iter().map(usize::to_string).collect();
+                    let _ = write!(
+                        s,
+                        "{{\"from\":[{}],\"items\":[{}]}}",
+                        from.join(","),
+                        items.join(",")
+                    );
                 }
             }
         }
@@ -114,24 +186,15 @@ impl OutPlan {
         s
     }
 
-    /// The rewritten request as a JSON array, given the caller's messages as JSON texts.
+    /// The rewritten request as a JSON array, given the caller's items as JSON texts.
     pub fn render(&self, originals: &[&str]) -> String {
-        let mut s = String::from("[");
-        let mut first = true;
-        let mut push = |s: &mut String, m: &str| {
-            if !first {
-                s.push(',');
-            }
-            first = false;
-            s.push_str(m);
-        };
-        for item in &self.items {
-            match item {
-                OutItem::Range(a, b) => originals[*a..*b].iter().for_each(|m| push(&mut s, m)),
-                OutItem::Message(e) => push(&mut s, &e.message),
+        let mut parts: Vec<&str> = Vec::with_capacity(self.len());
+        for piece in &self.pieces {
+            match piece {
+                Piece::Keep(a, b) => parts.extend_from_slice(&originals[*a..*b]),
+                Piece::Replace { items, .. } => parts.extend(items.iter().map(|i| &**i)),
             }
         }
-        s.push(']');
-        s
+        format!("[{}]", parts.join(","))
     }
 }

@@ -56,7 +56,7 @@ fn a_reverted_history_falls_back_to_the_cut_it_still_contains() {
     let again = e.transform(&body(&reqs[k]), &opts(Format::OpenAi)).unwrap();
     let refs: Vec<String> = reqs[k].iter().map(Value::to_string).collect();
     let refs: Vec<&str> = refs.iter().map(String::as_str).collect();
-    let rendered: Vec<Value> = serde_json::from_str(&again.plan.render(&refs)).unwrap();
+    let rendered: Vec<Value> = serde_json::from_str(&again.rewrite.render(&refs)).unwrap();
     let rendered: Vec<String> = rendered.iter().map(Value::to_string).collect();
     assert_eq!(rendered, steps[k].output);
     assert!(!again.stats.trimmed);

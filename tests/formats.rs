@@ -17,7 +17,7 @@ fn run(
         .transform(&format!("[{}]", texts.join(",")), &common::opts(format))?;
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     Ok((
-        serde_json::from_str(&out.plan.render(&refs)).expect("json"),
+        serde_json::from_str(&out.rewrite.render(&refs)).expect("json"),
         out.stats,
     ))
 }

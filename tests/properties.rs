@@ -1,8 +1,9 @@
 //! Property tests: the trim invariants on generated sessions with parallel tool calls, signed
-//! thinking, several user turns, large outputs, in both wire formats.
+//! thinking, several user turns, large outputs, in every wire and host format.
 
 mod common;
 
+use common::hosts;
 use common::invariants::{check, Tally};
 use common::replay;
 use proptest::prelude::*;
@@ -177,24 +178,77 @@ proptest! {
     }
 }
 
+/// The session in a host format, as that host sends it.
+fn host_items(s: &Session, format: Format) -> Vec<Value> {
+    match format {
+        Format::OpenCode => hosts::to_opencode(&build(s, Format::Anthropic)),
+        Format::Responses => hosts::to_responses(&build(s, Format::Anthropic)),
+        Format::Pi => hosts::to_pi(&build(s, Format::OpenAi)),
+        other => build(s, other),
+    }
+}
+
+fn check_host_session(s: &Session, format: Format) -> Result<(), TestCaseError> {
+    let reqs = hosts::requests(format, &host_items(s, format));
+    let mut tally = Tally::default();
+    let first = hosts::check_host_replay(&mut engine_for(s), format, &reqs, s.trim_at, &mut tally);
+    prop_assert!(tally.violations.is_empty(), "{:#?}", tally.violations);
+    let again = hosts::check_host_replay(&mut engine_for(s), format, &reqs, s.trim_at, &mut tally);
+    prop_assert_eq!(first, again, "same input, same bytes");
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn opencode_sessions_keep_the_invariants(s in session()) {
+        check_host_session(&s, Format::OpenCode)?;
+    }
+
+    #[test]
+    fn pi_sessions_keep_the_invariants(s in session()) {
+        check_host_session(&s, Format::Pi)?;
+    }
+
+    #[test]
+    fn responses_sessions_keep_the_invariants(s in session()) {
+        check_host_session(&s, Format::Responses)?;
+    }
+}
+
 /// The generator reaches the interesting cases: trims, compressions and signed thinking.
 #[test]
 fn generated_sessions_exercise_trims_and_compression() {
     use proptest::strategy::ValueTree;
     use proptest::test_runner::TestRunner;
     let mut runner = TestRunner::deterministic();
-    for format in [Format::OpenAi, Format::Anthropic] {
+    for format in Format::ALL {
         let (mut trims, mut compressed, mut thinking) = (0, 0, 0);
         for _ in 0..60 {
             let s = session().new_tree(&mut runner).expect("tree").current();
-            let h = build(&s, format);
+            let h = host_items(&s, format);
             thinking += h
                 .iter()
-                .filter(|m| m.to_string().contains("\"signature\""))
+                .filter(|m| {
+                    let t = m.to_string();
+                    ["\"signature\"", "thinkingSignature", "encrypted_content"]
+                        .iter()
+                        .any(|k| t.contains(k))
+                })
                 .count();
-            for step in replay(&mut engine_for(&s), &common::requests(&h), format) {
-                trims += step.stats.trimmed as usize;
-                compressed += step.stats.compressed;
+            let reqs = match format.host() {
+                None => common::requests(&h),
+                Some(_) => hosts::requests(format, &h),
+            };
+            let mut e = engine_for(&s);
+            for req in &reqs {
+                let texts: Vec<String> = req.iter().map(Value::to_string).collect();
+                let out = e
+                    .transform(&format!("[{}]", texts.join(",")), &common::opts(format))
+                    .expect("transform");
+                trims += out.stats.trimmed as usize;
+                compressed += out.stats.compressed;
             }
         }
         assert!(

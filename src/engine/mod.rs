@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::fingerprint::Fp;
 use crate::format::Format;
 use crate::history::{Blob, MsgInfo};
-use crate::plan::OutPlan;
+use crate::plan::{OutPlan, Rewrite};
 use crate::recall::{recall_block, Recall, MAX_MEMORIES};
 use crate::store::{RequestRecord, RequestWrite, Store, Usage};
 use crate::trim::{plan, Cut, PlanParams};
@@ -38,8 +38,8 @@ pub struct TransformOptions {
 /// The result of one request: how to rewrite it, and what happened.
 #[derive(Debug, Clone)]
 pub struct Outcome {
-    /// The rewritten request as an edit plan over the caller's messages.
-    pub plan: OutPlan,
+    /// The rewritten request over the caller's items.
+    pub rewrite: Rewrite,
     /// What happened.
     pub stats: Stats,
 }
@@ -117,20 +117,50 @@ impl<S: Store> Engine<S> {
         self.store.blob(id)
     }
 
-    /// Rewrites one request (a JSON array of wire messages).
+    /// Rewrites one request: a JSON array of messages (or host items) in `opts.format`.
     pub fn transform(&mut self, request_json: &str, opts: &TransformOptions) -> Result<Outcome> {
         let raws: Vec<&RawValue> = serde_json::from_str(request_json).map_err(|e| {
             Error::Json(format!("the request must be a JSON array of messages: {e}"))
         })?;
+        let Some(host) = opts.format.host() else {
+            let texts: Vec<&str> = raws.iter().map(|r| r.get()).collect();
+            let (plan, stats) = self.transform_canonical(&texts, opts)?;
+            return Ok(Outcome {
+                rewrite: plan.rewrite(),
+                stats,
+            });
+        };
+        let items = raws
+            .iter()
+            .enumerate()
+            .map(|(i, r)| crate::format::parse_message(r.get(), i))
+            .collect::<Result<Vec<_>>>()?;
+        let canon = host.read(&items)?;
+        let texts: Vec<String> = canon.iter().map(|c| c.message.to_string()).collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let (plan, mut stats) = self.transform_canonical(&refs, opts)?;
+        let rewrite = crate::format::host::host_rewrite(host, &plan, &canon, &items);
+        stats.messages_before = items.len();
+        stats.messages_after = rewrite.len();
+        Ok(Outcome { rewrite, stats })
+    }
+
+    /// Rewrites one request given as canonical messages (JSON texts in the canonical wire format
+    /// of `opts.format`): the plan over those messages and what happened.
+    fn transform_canonical(
+        &mut self,
+        raws: &[&str],
+        opts: &TransformOptions,
+    ) -> Result<(OutPlan, Stats)> {
         let mut fps = Vec::with_capacity(raws.len());
         let mut fp = Fp::START;
-        for raw in &raws {
-            fp = fp.then(raw.get().as_bytes());
+        for raw in raws {
+            fp = fp.then(raw.as_bytes());
             fps.push(fp);
         }
         let adapter = opts.format.adapter();
         let trim_at = self.config.trim_at_for(&opts.model);
-        let fresh = read::read_new(self, &raws, &fps, adapter, trim_at)?;
+        let fresh = read::read_new(self, raws, &fps, adapter, trim_at)?;
         let n = raws.len();
         let first_new = n - fresh.messages.len();
         let infos: Vec<&MsgInfo> = (0..n)
@@ -171,14 +201,14 @@ impl<S: Store> Engine<S> {
                     let seq = self.cuts.last().map_or(1, |c| c.seq + 1);
                     let mut cut = p.into_cut(seq, &fps, self.manual_pending);
                     out_tokens +=
-                        add_recall(&self.config, &mut self.recall, &mut cut, &raws, adapter);
+                        add_recall(&self.config, &mut self.recall, &mut cut, raws, adapter);
                     new_cut = Some(cut);
                 }
             }
         }
         let over_limit = out_tokens > u64::from(trim_at);
         let cut = new_cut.as_ref().or(current.as_ref());
-        let plan = output::build(&mut self.cache, &raws, &fps, &infos, cut, adapter)?;
+        let plan = output::build(&mut self.cache, raws, &fps, &infos, cut, adapter)?;
         let cut_seq = cut.map_or(0, |c| c.seq);
         let trimmed = new_cut.is_some();
         let prefix_reused = !trimmed
@@ -246,7 +276,7 @@ impl<S: Store> Engine<S> {
         }
         self.usage.add(&record);
         self.last = Some(record);
-        Ok(Outcome { plan, stats })
+        Ok((plan, stats))
     }
 
     /// Records a request that went out unchanged because of an error (the host calls this after
@@ -309,10 +339,13 @@ impl TransformOptions {
 }
 
 impl Outcome {
-    /// `{"plan": [...], "stats": {...}}` for the JavaScript side.
+    /// `{"rewrite": [...], "stats": {...}}` for the JavaScript side.
     pub fn to_json(&self) -> String {
         let stats = serde_json::to_string(&self.stats).unwrap_or_else(|_| "{}".into());
-        format!("{{\"plan\":{},\"stats\":{stats}}}", self.plan.to_json())
+        format!(
+            "{{\"rewrite\":{},\"stats\":{stats}}}",
+            self.rewrite.to_json()
+        )
     }
 }
 
@@ -322,14 +355,14 @@ fn add_recall(
     config: &Config,
     recall: &mut Option<Box<dyn Recall>>,
     cut: &mut Cut,
-    raws: &[&RawValue],
+    raws: &[&str],
     adapter: &dyn crate::format::WireFormat,
 ) -> u64 {
     let (true, Some(bank), Some(at)) = (config.compaction_recall, recall.as_mut(), cut.pointer_at)
     else {
         return 0;
     };
-    let query = crate::format::parse_message(raws[at].get(), at)
+    let query = crate::format::parse_message(raws[at], at)
         .ok()
         .and_then(|v| adapter.view(&v, at).ok())
         .map(|m| m.plain_text())

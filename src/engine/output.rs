@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::compress::compress;
@@ -46,7 +45,7 @@ pub(super) fn sent_tokens(infos: &[&MsgInfo], cut: Option<&Cut>) -> u64 {
 /// The edit plan for a request.
 pub(super) fn build(
     cache: &mut Cache,
-    raws: &[&RawValue],
+    raws: &[&str],
     fps: &[Fp],
     infos: &[&MsgInfo],
     cut: Option<&Cut>,
@@ -76,9 +75,9 @@ pub(super) fn build(
             continue;
         }
         let (base, mut edits) = if compressed {
-            compressed_message(cache, raws[i].get(), fps[i], infos[i], adapter, i)?
+            compressed_message(cache, raws[i], fps[i], infos[i], adapter, i)?
         } else {
-            (Arc::from(raws[i].get()), Vec::new())
+            (Arc::from(raws[i]), Vec::new())
         };
         let message = match in_cut.filter(|_| pointer.is_some() || strip) {
             None => base,

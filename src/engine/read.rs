@@ -2,7 +2,6 @@
 
 use std::collections::HashMap;
 
-use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::Engine;
@@ -23,7 +22,7 @@ pub(super) struct Fresh {
 /// a known fingerprint means its whole history is known, so the new messages are a suffix.
 pub(super) fn read_new<S: Store>(
     engine: &Engine<S>,
-    raws: &[&RawValue],
+    raws: &[&str],
     fps: &[Fp],
     adapter: &dyn WireFormat,
     trim_at: u32,
@@ -46,7 +45,7 @@ pub(super) fn read_new<S: Store>(
         blobs: Vec::new(),
     };
     for i in first_new..raws.len() {
-        let value: Value = crate::format::parse_message(raws[i].get(), i)?;
+        let value: Value = crate::format::parse_message(raws[i], i)?;
         let view = adapter.view(&value, i)?;
         let name_of = |id: &str| {
             local_calls
@@ -99,7 +98,7 @@ pub(super) fn read_new<S: Store>(
         fresh.blobs.extend(blobs.into_iter().map(|(b, _)| b));
         fresh.messages.push(NewMessage {
             info,
-            json: raws[i].get().to_string(),
+            json: raws[i].to_string(),
             text: view.plain_text(),
             prose: prose.join("\n"),
             outputs,

@@ -1,8 +1,10 @@
 //! Wire formats. Each adapter reads a canonical [`Message`] view out of a wire message and makes
 //! the few surgical edits the engine needs on a wire message; it never rebuilds a message, so
-//! fields it does not know survive unchanged.
+//! fields it does not know survive unchanged. Host message lists (OpenCode, Pi, OpenAI
+//! Responses) are read into one of the two canonical formats and edited in [`host`].
 
 mod anthropic;
+pub mod host;
 mod json;
 mod openai;
 
@@ -35,23 +37,51 @@ pub enum Format {
     OpenAi,
     /// Anthropic Messages: `tool_use` / `tool_result` blocks, `thinking` with `signature`.
     Anthropic,
+    /// OpenAI Responses `input` items (read as Anthropic messages).
+    Responses,
+    /// OpenCode's `{info, parts}` messages (read as Anthropic messages).
+    OpenCode,
+    /// Pi's agent messages (read as OpenAI messages).
+    Pi,
 }
 
 impl Format {
-    /// Parses a format name as used in the API (`"openai"`, `"anthropic"`).
+    /// Every format, in the order of [`Format::NAMES`].
+    pub const ALL: [Format; 5] = [
+        Format::OpenAi,
+        Format::Anthropic,
+        Format::Responses,
+        Format::OpenCode,
+        Format::Pi,
+    ];
+    /// The names of the formats in the API.
+    pub const NAMES: [&'static str; 5] = ["openai", "anthropic", "responses", "opencode", "pi"];
+
+    /// Parses a format name as used in the API (one of [`Format::NAMES`]).
     pub fn parse(name: &str) -> Result<Format> {
-        match name {
-            "openai" => Ok(Format::OpenAi),
-            "anthropic" => Ok(Format::Anthropic),
-            other => Err(Error::UnknownFormat(other.chars().take(40).collect())),
+        Format::NAMES
+            .iter()
+            .position(|n| *n == name)
+            .map(|i| Format::ALL[i])
+            .ok_or_else(|| Error::UnknownFormat(name.chars().take(40).collect()))
+    }
+
+    /// The adapter of the canonical messages: this format's own, or for a host format the one
+    /// its messages are read into.
+    pub fn adapter(self) -> &'static dyn WireFormat {
+        match self {
+            Format::OpenAi | Format::Pi => &openai::OpenAi,
+            Format::Anthropic | Format::Responses | Format::OpenCode => &anthropic::Anthropic,
         }
     }
 
-    /// The adapter for this format.
-    pub fn adapter(self) -> &'static dyn WireFormat {
+    /// The host format, for the formats whose items are not canonical messages themselves.
+    pub fn host(self) -> Option<&'static dyn host::HostFormat> {
         match self {
-            Format::OpenAi => &openai::OpenAi,
-            Format::Anthropic => &anthropic::Anthropic,
+            Format::OpenAi | Format::Anthropic => None,
+            Format::Responses => Some(&host::Responses),
+            Format::OpenCode => Some(&host::OpenCode),
+            Format::Pi => Some(&host::Pi),
         }
     }
 }

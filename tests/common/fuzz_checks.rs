@@ -27,13 +27,14 @@ fn opts(format: Format) -> TransformOptions {
     }
 }
 
-/// Any bytes as a request, in both formats: an error or a valid rewrite, never a panic; a
-/// rewrite is a JSON array whose tool results all follow their calls.
+/// Any bytes as a request, in every wire and host format: an error or a valid rewrite, never a
+/// panic; a rewrite is a JSON array whose items the format still reads, with every tool result
+/// after its call.
 pub fn adapters(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    for format in [Format::OpenAi, Format::Anthropic] {
+    for format in Format::ALL {
         let mut e = engine(1_000);
         let Ok(out) = e.transform(text, &opts(format)) else {
             continue;
@@ -41,10 +42,19 @@ pub fn adapters(data: &[u8]) {
         let raws: Vec<&serde_json::value::RawValue> =
             serde_json::from_str(text).expect("accepted input is a JSON array");
         let refs: Vec<&str> = raws.iter().map(|r| r.get()).collect();
-        let rendered = replace_lone_surrogates(&out.plan.render(&refs));
+        let rendered = replace_lone_surrogates(&out.rewrite.render(&refs));
         let rendered: Vec<Value> = serde_json::from_str(&rendered).expect("the rewrite is JSON");
+        let canonical: Vec<Value> = match format.host() {
+            None => rendered,
+            Some(h) => h
+                .read(&rendered)
+                .expect("rewritten items stay readable")
+                .into_iter()
+                .map(|c| c.message)
+                .collect(),
+        };
         let mut calls = std::collections::HashSet::new();
-        for m in &rendered {
+        for m in &canonical {
             let view = format
                 .adapter()
                 .view(m, 0)
@@ -108,7 +118,7 @@ pub fn planner(data: &[u8]) {
             .transform(&format!("[{}]", texts.join(",")), &opts(Format::OpenAi))
             .expect("valid sessions transform");
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let rendered: Vec<Value> = serde_json::from_str(&out.plan.render(&refs)).expect("json");
+        let rendered: Vec<Value> = serde_json::from_str(&out.rewrite.render(&refs)).expect("json");
         let mut open = std::collections::HashSet::new();
         for m in &rendered {
             if let Some(calls) = m["tool_calls"].as_array() {

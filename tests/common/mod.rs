@@ -128,7 +128,7 @@ pub fn replay<S: smarter_compact::store::Store>(
             let out = engine.transform(&body, &opts(format)).expect("transform");
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
             let rendered: Vec<Value> =
-                serde_json::from_str(&out.plan.render(&refs)).expect("render");
+                serde_json::from_str(&out.rewrite.render(&refs)).expect("render");
             Step {
                 input: req.clone(),
                 output: rendered.iter().map(Value::to_string).collect(),
@@ -139,6 +139,7 @@ pub fn replay<S: smarter_compact::store::Store>(
 }
 
 pub mod fuzz_checks;
+pub mod hosts;
 pub mod invariants;
 pub mod native_sql;
 pub mod store_env;

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { createCompactor, version } from "../../npm/js/index.js";
+import { engineModule } from "../../npm/js/wasm.js";
 
 const stateDir = mkdtempSync(join(tmpdir(), "sc-api-"));
 let sessions = 0;
@@ -63,10 +64,22 @@ test("bad arguments get codes too", async () => {
   const c = await open();
   await assert.rejects(c.transform("nope", { strict: true }), { code: "E_ARG" });
   await assert.rejects(c.transform([], { format: "gemini", strict: true }), { code: "E_FORMAT" });
-  await assert.rejects(c.transform([{ role: "user", content: 1n }], { strict: true }), { code: "E_INTERNAL" });
+  await assert.rejects(c.transform([{ role: "user", content: 1n }], { strict: true }), { code: "E_ARG" });
   for (const sessionId of ["../etc", "a/b", "", "x\u0000y", ".hidden", "x".repeat(200), 42]) {
     await assert.rejects(createCompactor({ sessionId, stateDir }), { code: "E_BAD_ID" }, String(sessionId));
   }
+});
+
+test("an error on the JS side fails that request open and keeps the wasm instance", async () => {
+  const c = await open();
+  await c.transform([{ role: "user", content: "warm up" }]);
+  const before = await engineModule();
+  const hit = await c.transform([{ role: "user", content: 1n }]);
+  assert.equal(hit.stats.fail_open, true);
+  assert.equal(hit.stats.error.code, "E_ARG");
+  const next = await c.transform([{ role: "user", content: "go on" }]);
+  assert.equal(next.stats.fail_open, false);
+  assert.equal(await engineModule(), before, "no reload: only a wasm trap discards the instance");
 });
 
 test("compression, pointer and thinking strip in the anthropic format", async () => {
