@@ -20,7 +20,7 @@ const DIM = 384;
 const tokenizer = JSON.parse(readFileSync(`${modelDir}/tokenizer.json`, "utf8"));
 const vocab = tokenizer.model.vocab;
 const session = JSON.parse(
-  readFileSync(new URL("../../shared/data/sessions/swe-traj/django__django-11087.json", import.meta.url), "utf8"),
+  readFileSync(new URL("../tests/data/sessions/swe-traj/django__django-11087.json", import.meta.url), "utf8"),
 );
 const words = session.messages
   .flatMap((m) => (typeof m.content === "string" ? m.content.split(/[^A-Za-z]+/) : []))

@@ -19,7 +19,7 @@ fn texts_of(tokens: usize, n: usize) -> Vec<String> {
         serde_json::from_slice(&read(model_dir().join("tokenizer.json"))).expect("json");
     let vocab = tok["model"]["vocab"].as_object().expect("vocab");
     let session: Value = serde_json::from_slice(&read(repo(
-        "../shared/data/sessions/swe-traj/django__django-11087.json",
+        "tests/data/sessions/swe-traj/django__django-11087.json",
     )))
     .expect("session");
     let words: Vec<String> = session["messages"]

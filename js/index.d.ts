@@ -1,4 +1,4 @@
-// Types of the public API (DESIGN §10).
+// Types of the public API of smarter-compact.
 
 /** Wire formats `transform` accepts: OpenAI Chat Completions, Anthropic Messages, Pi's agent
  * messages, OpenCode's `{info, parts}` messages, OpenAI Responses `input` items. */

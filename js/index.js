@@ -1,4 +1,4 @@
-// The public API of smarter-compact (DESIGN §10).
+// The public API of smarter-compact: one compactor per session, its tools, the embedder.
 import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { resolveStateDir, engineOptions } from "./config.js";

@@ -26,8 +26,7 @@ MAX_SEQ_LENGTH = 256
 
 
 def default_reference() -> Path:
-    # shared/ sits beside the repo checkout (…/main and …/shared)
-    return HERE.parent.parent / "shared" / "data" / "embeddings" / "minilm_reference.json"
+    return HERE.parent / "tests" / "data" / "embeddings" / "minilm_reference.json"
 
 
 def embed(sess: ort.InferenceSession, encs) -> np.ndarray:

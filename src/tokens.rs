@@ -26,7 +26,7 @@
 //! safe, late is not) and rounded once per text.
 //!
 //! Fitted against o200k_base (tiktoken) on the 32 real sessions in
-//! `shared/data/sessions/swe-traj` (1.82 M tokens, every message) and a set of multilingual
+//! `tests/data/sessions/swe-traj` (1.82 M tokens, every message) and a set of multilingual
 //! texts; `tests/token_estimate.rs` reports and bounds the error by content kind against
 //! o200k_base and cl100k_base. Against o200k_base: total bias +0.4%; per kind from -1.7%
 //! (code, pulled down by one 446 k-token diff holding a base64 certificate, under-estimated

@@ -29,7 +29,7 @@ fn embedder() -> MutexGuard<'static, Embedder> {
 }
 
 fn reference() -> (Vec<String>, Vec<Vec<f32>>) {
-    let path = repo("../shared/data/embeddings/minilm_reference.json");
+    let path = repo("tests/data/embeddings/minilm_reference.json");
     let v: Value = serde_json::from_slice(&read(path)).expect("reference json");
     let texts = v["texts"].as_array().expect("texts");
     let vectors = v["vectors"].as_array().expect("vectors");

@@ -69,7 +69,7 @@ struct Item {
 }
 
 fn data_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
 }
 
 /// The assistant's command: the first ```bash block, and the text around it.

@@ -1,4 +1,4 @@
-// The 32 real sessions (../shared/data/sessions/swe-traj): the token estimator against o200k by
+// The 32 real sessions (tests/data/sessions/swe-traj): the token estimator against o200k by
 // content kind, and smarter-compact replayed request by request at several trim_at.
 import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -9,7 +9,7 @@ import { Meter, cost, totals } from "./meter.mjs";
 import { quantile } from "./stats.mjs";
 import { countText, fixedTokens, messageTextTokens, messageTokens } from "./tokens.mjs";
 
-export const SESSIONS_DIR = new URL("../../../shared/data/sessions/swe-traj/", import.meta.url).pathname;
+export const SESSIONS_DIR = new URL("../../tests/data/sessions/swe-traj/", import.meta.url).pathname;
 
 export function sessionFiles(limit) {
   const files = readdirSync(SESSIONS_DIR).filter((f) => f.endsWith(".json")).sort();

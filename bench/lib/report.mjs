@@ -373,7 +373,7 @@ const fmtS = (s) => (s == null ? "–" : s >= 90 ? `${(s / 60).toFixed(1)} min` 
 
 function realSessionsSection(rs, prices) {
   const L = [`## Real sessions`, ""];
-  L.push(`The ${rs.sessions} real coding-agent sessions of \`../shared/data/sessions/swe-traj/\` (mini-swe-agent, SWE-bench Verified; converted to OpenAI tool calls by \`npm/js/sessions.js\`).`);
+  L.push(`The ${rs.sessions} real coding-agent sessions of \`tests/data/sessions/swe-traj/\` (mini-swe-agent, SWE-bench Verified; converted to OpenAI tool calls by \`npm/js/sessions.js\`).`);
   L.push("");
   L.push(`### Token estimate vs o200k_base, by content kind`);
   L.push("");
@@ -543,6 +543,6 @@ node bench/run.mjs --quick      # smoke run, about a minute; writes bench/out/qu
 node bench/run.mjs --only=speed # one phase (mechanism, real-sessions, speed); --report-only rebuilds the report
 \`\`\`
 
-Inputs: \`bench/config.json\` (sizes, seeds, arm parameters, window, cache model, prices), the built package in \`npm/\`, the real sessions in \`../shared/data/sessions/swe-traj/\`. Intermediate results (per-trial JSON) land in \`bench/out/\` (gitignored). Nothing here is a pass/fail test.
+Inputs: \`bench/config.json\` (sizes, seeds, arm parameters, window, cache model, prices), the built package in \`npm/\`, the real sessions in \`tests/data/sessions/swe-traj/\`. Intermediate results (per-trial JSON) land in \`bench/out/\` (gitignored). Nothing here is a pass/fail test.
 `;
 }

@@ -1,4 +1,4 @@
-//! The cut: which messages leave the request when it reaches the threshold (DESIGN §4).
+//! The cut: which messages leave the request when it reaches the threshold.
 //!
 //! A cut is planned once, from the whole history at that moment, and then re-applied to every
 //! later request whose history still starts with the same messages; that is what keeps the

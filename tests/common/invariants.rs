@@ -1,4 +1,4 @@
-//! The trim invariants of DESIGN §4, checked from the outside on replayed requests.
+//! The trim invariants, checked from the outside on replayed requests.
 
 use std::collections::HashSet;
 

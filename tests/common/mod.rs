@@ -11,7 +11,7 @@ use smarter_compact::{Engine, TransformOptions};
 
 /// The real sessions shipped beside the project.
 pub fn sessions_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/sessions/swe-traj")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sessions/swe-traj")
 }
 
 /// All real sessions as (id, OpenAI-format history).

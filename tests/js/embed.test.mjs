@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { createEmbedder, DIM } from "../../npm/js/embedder.js";
 
-const shared = new URL("../../../shared/data/", import.meta.url);
+const shared = new URL("../data/", import.meta.url);
 const reference = JSON.parse(readFileSync(new URL("embeddings/minilm_reference.json", shared), "utf8"));
 
 const dot = (a, b) => a.reduce((s, x, i) => s + x * b[i], 0);

@@ -9,7 +9,7 @@ import { createCompactor } from "../../npm/js/index.js";
 import { loadSession, requests } from "../../npm/js/sessions.js";
 import { engineModule, instanceExports } from "../../npm/js/wasm.js";
 
-const { history } = loadSession(new URL("../../../shared/data/sessions/swe-traj/django__django-11087.json", import.meta.url).pathname);
+const { history } = loadSession(new URL("../data/sessions/swe-traj/django__django-11087.json", import.meta.url).pathname);
 const REQS = requests(history);
 
 test("a corrupted wasm instance: that request fails open, the next one runs on a fresh instance", async () => {
@@ -42,7 +42,7 @@ import { fileURLToPath } from "node:url";
 import { openSqlite, sessionPath } from "../../npm/js/index.js";
 
 const WORKER = fileURLToPath(new URL("./helpers/fault-worker.mjs", import.meta.url));
-const FILE = fileURLToPath(new URL("../../../shared/data/sessions/swe-traj/django__django-11087.json", import.meta.url));
+const FILE = fileURLToPath(new URL("../data/sessions/swe-traj/django__django-11087.json", import.meta.url));
 
 async function rows(path, sql) {
   const db = await openSqlite({ path, readonly: true });

@@ -15,7 +15,7 @@ import { createCompactor } from "../../npm/js/index.js";
 import { createEmbedder } from "../../npm/js/embedder.js";
 
 const SESSIONS = ["django__django-11299", "sphinx-doc__sphinx-10449", "sympy__sympy-13974"];
-const sessionsDir = new URL("../../../shared/data/sessions/swe-traj/", import.meta.url);
+const sessionsDir = new URL("../data/sessions/swe-traj/", import.meta.url);
 /** A word shared with the target is dropped when at most this many messages of the session hold it. */
 const RARE_DF = 3;
 const QUERY_WORDS = 40;

@@ -8,7 +8,7 @@ import { test } from "node:test";
 import { createCompactor } from "../../npm/js/index.js";
 import { loadSession, replay } from "../../npm/js/sessions.js";
 
-const DIR = new URL("../../../shared/data/sessions/swe-traj/", import.meta.url).pathname;
+const DIR = new URL("../data/sessions/swe-traj/", import.meta.url).pathname;
 const sessions = readdirSync(DIR).filter((f) => f.endsWith(".json")).sort().map((f) => loadSession(join(DIR, f)));
 const ser = (m) => JSON.stringify(m);
 

@@ -176,7 +176,7 @@ export function cleanup(home) {
 
 // ---- Claude Code ------------------------------------------------------------------------------
 
-/** Env that keeps Claude Code on loopback and fast to fail (see shared/research/proxy.md). */
+/** Env that keeps Claude Code on loopback and fast to fail. */
 export const CLAUDE_ENV = {
   ANTHROPIC_API_KEY: "sk-ant-mock",
   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",

@@ -14,7 +14,7 @@ import { createCompactor, sessionPath } from "../../../npm/js/index.js";
 import { loadSession, requests } from "../../../npm/js/sessions.js";
 
 const BACKEND = process.env.SMARTER_COMPACT_SQLITE;
-const SESSIONS = fileURLToPath(new URL("../../../../shared/data/sessions/swe-traj/", import.meta.url));
+const SESSIONS = fileURLToPath(new URL("../../data/sessions/swe-traj/", import.meta.url));
 const FILE = join(SESSIONS, "psf__requests-1142.json");
 const { history } = loadSession(FILE);
 const REQS = requests(history);

@@ -10,7 +10,7 @@ import { loadSession, replay } from "../../../npm/js/sessions.js";
 
 export const CLI = fileURLToPath(new URL("../../../npm/js/cli.js", import.meta.url));
 export const HOSTS = fileURLToPath(new URL("../../../npm/js/hosts/", import.meta.url));
-export const SESSIONS = fileURLToPath(new URL("../../../../shared/data/sessions/swe-traj/", import.meta.url));
+export const SESSIONS = fileURLToPath(new URL("../../data/sessions/swe-traj/", import.meta.url));
 
 /** The environment of a run: this one without the variables the CLI reads (but the SQLite
  * backend choice), with no embedding model (so `embedding` is false whatever is built), plus
