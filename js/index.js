@@ -210,6 +210,13 @@ class Compactor {
     if (!SCOPES.has(scope)) throw codedError("E_ARG", 'scope must be "trimmed" or "all"');
     if (!MODES.has(mode)) throw codedError("E_ARG", 'mode must be "auto", "fts" or "hybrid"');
     const embedder = mode === "fts" ? null : await this.#embedder();
+    if (mode === "hybrid") {
+      // Forced: every stored chunk gets its vector first, so the ranking is fully hybrid.
+      if (!embedder) throw codedError("E_NO_MODEL", 'mode "hybrid" needs the embedding model; "auto" falls back to full-text without it');
+      await this.settled();
+      await this.#live();
+      await embedBacklog(embedder, () => (this.#engine ? { engine: this.#engine, bank: null } : null));
+    }
     const qv = embedder ? (await embedder.embed([query]))[0] : undefined;
     return JSON.parse(await this.#call((e) => e.search(query, limit, scope, qv)));
   }

@@ -17,7 +17,7 @@ export async function toolDefinitions() {
           query: { type: "string", description: "Words, identifiers, paths or numbers to look for." },
           limit: { type: "integer", minimum: 1, maximum: 50, default: 8, description: "Most hits to return." },
           scope: { type: "string", enum: ["trimmed", "all"], default: "trimmed", description: "trimmed: what is not in your context; all: the whole session." },
-          mode: { type: "string", enum: ["auto", "fts", "hybrid"], default: "auto", description: "Ranking: full-text, or hybrid with embeddings when they exist." },
+          mode: { type: "string", enum: ["auto", "fts", "hybrid"], default: "auto", description: "Ranking: auto (hybrid once embeddings exist, else full-text), fts (full-text only) or hybrid (embeds what is not embedded yet first; needs the model)." },
         },
         required: ["query"],
       },

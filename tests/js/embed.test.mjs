@@ -8,8 +8,8 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { createEmbedder, DIM } from "../../npm/js/embedder.js";
 
-const shared = new URL("../data/", import.meta.url);
-const reference = JSON.parse(readFileSync(new URL("embeddings/minilm_reference.json", shared), "utf8"));
+const data = new URL("../data/", import.meta.url);
+const reference = JSON.parse(readFileSync(new URL("embeddings/minilm_reference.json", data), "utf8"));
 
 const dot = (a, b) => a.reduce((s, x, i) => s + x * b[i], 0);
 const norm = (a) => Math.sqrt(dot(a, a));
@@ -68,4 +68,22 @@ test("an unreadable model rejects with E_EMBED", async () => {
   writeFileSync(join(dir, "minilm-l6-v2.onnx"), "not an onnx file");
   copyFileSync(join(embedder.info.modelDir, "tokenizer.json"), join(dir, "tokenizer.json"));
   await assert.rejects(createEmbedder({ modelDir: dir }), { code: "E_EMBED" });
+});
+
+test('search mode "hybrid" embeds the whole backlog first; without a model it is an error, not full-text', async () => {
+  const { createCompactor } = await import("../../npm/js/index.js");
+  const stateDir = mkdtempSync(join(tmpdir(), "sc-hybrid-"));
+  const { messages } = JSON.parse(readFileSync(new URL("sessions/swe-traj/django__django-11087.json", data), "utf8"));
+  const c = await createCompactor({ sessionId: "forced", stateDir, embedder });
+  await c.transform(messages, { model: "test" });
+  const found = await c.search("the failing test and the traceback", { scope: "all", mode: "hybrid" });
+  assert.equal(found.mode, "hybrid");
+  assert.ok(found.coverage.chunks > 50, `${found.coverage.chunks} chunks`);
+  assert.equal(found.coverage.embedded, found.coverage.chunks, "every chunk has its vector");
+  await c.close();
+  const none = await createCompactor({ sessionId: "no-model", stateDir, embedder: false });
+  await none.transform(messages.slice(0, 4), { model: "test" });
+  await assert.rejects(none.search("traceback", { mode: "hybrid" }), { code: "E_NO_MODEL" });
+  assert.equal((await none.search("traceback", { scope: "all" })).mode, "fts", "auto falls back to full-text");
+  await none.close();
 });
