@@ -33,7 +33,7 @@ export async function compactContext({ messages, query, target_ratio = 0.4, dist
   const glue = await engineModule();
   let texts;
   try {
-    texts = JSON.parse(glue.messageTexts(JSON.stringify(messages)));
+    texts = glue.messageTexts(messages);
   } catch (e) {
     throw asCoded(e);
   }
@@ -51,7 +51,7 @@ export async function compactContext({ messages, query, target_ratio = 0.4, dist
   }
   let res;
   try {
-    res = JSON.parse(glue.compactContext(JSON.stringify(messages), target_ratio, JSON.stringify(signals)));
+    res = glue.compactContext(messages, target_ratio, signals);
   } catch (e) {
     throw asCoded(e);
   }

@@ -4,15 +4,6 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 
-/** Environment variables the engine reads. */
-export const ENV_KEYS = [
-  "CONTEXT_TRIM_AT_TOKENS",
-  "CONTEXT_TRIM_TO_FRACTION",
-  "CONTEXT_COMPRESS_OVER_TOKENS",
-  "CONTEXT_COMPACTION_RECALL",
-  "CONTEXT_MEMORY_BANK",
-];
-
 /** The state directory: explicit, else SMARTER_COMPACT_STATE_DIR, else ~/.local/share/smarter-compact. */
 export function resolveStateDir(explicit) {
   return explicit || process.env.SMARTER_COMPACT_STATE_DIR || join(homedir(), ".local", "share", "smarter-compact");
@@ -25,8 +16,8 @@ export function configPath(stateDir) {
 
 /** The engine's options JSON: environment values, config.toml text, host options. */
 export function engineOptions(stateDir, config = {}) {
-  const env = {};
-  for (const k of ENV_KEYS) if (process.env[k] !== undefined) env[k] = process.env[k];
+  // The engine picks the keys it knows (its `constants().envKeys`); the rest are ignored.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("CONTEXT_")));
   let toml = null;
   const file = configPath(stateDir);
   try {
@@ -34,5 +25,5 @@ export function engineOptions(stateDir, config = {}) {
   } catch {
     toml = null; // unreadable config: defaults apply
   }
-  return JSON.stringify({ env, toml, config: config ?? {} });
+  return { env, toml, config: config ?? {} };
 }

@@ -28,7 +28,7 @@ try {
 if (embedder) {
   parentPort.on("message", ({ id, texts }) => {
     try {
-      const vectors = embedder.embed(JSON.stringify(texts));
+      const vectors = embedder.embed(texts);
       parentPort.postMessage({ id, vectors }, [vectors.buffer]);
     } catch (e) {
       // After a trap the instance is unusable: the host ends this thread and starts a fresh one.

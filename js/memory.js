@@ -26,10 +26,11 @@ export async function openBank(stateDir, name) {
   return { bank: new glue.MemoryBank(shim), shim };
 }
 
-/** Concatenates vectors into one Float32Array (n × 384). */
+/** Concatenates vectors of one length into one Float32Array (the engine checks the length). */
 export function flat(vecs) {
-  const out = new Float32Array(vecs.length * 384);
-  vecs.forEach((v, i) => out.set(v, i * 384));
+  const dim = vecs[0]?.length ?? 0;
+  const out = new Float32Array(vecs.length * dim);
+  vecs.forEach((v, i) => out.set(v, i * dim));
   return out;
 }
 
@@ -45,13 +46,13 @@ export async function embedBacklog(embedder, target) {
   for (;;) {
     const t = target();
     if (!t?.engine) return;
-    const chunks = JSON.parse(t.engine.pendingVectors(BATCH));
+    const chunks = t.engine.pendingVectors(BATCH);
     if (chunks.length) {
       const vecs = await embedder.embed(chunks.map((c) => c.text));
-      target()?.engine?.putVectors(JSON.stringify(chunks.map((c) => c.hash)), model, flat(vecs));
+      target()?.engine?.putVectors(chunks.map((c) => c.hash), model, flat(vecs));
       continue;
     }
-    const memories = t.bank ? JSON.parse(t.bank.pending(BATCH)) : [];
+    const memories = t.bank ? t.bank.pending(BATCH) : [];
     if (!memories.length) return;
     const vecs = await embedder.embed(memories.map(([, text]) => text));
     memories.forEach(([id], i) => target()?.bank?.put(id, vecs[i]));

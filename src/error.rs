@@ -53,6 +53,21 @@ pub enum Error {
     Embed(String),
 }
 
+/// Every code [`Error::code`] returns.
+pub const ERROR_CODES: [&str; 11] = [
+    "E_JSON",
+    "E_MALFORMED",
+    "E_ORPHAN_RESULT",
+    "E_FORMAT",
+    "E_BAD_ID",
+    "E_ARG",
+    "E_NOT_FOUND",
+    "E_SQL_REFUSED",
+    "E_SQL",
+    "E_STORE",
+    "E_EMBED",
+];
+
 impl Error {
     /// Stable machine-readable code, e.g. `E_MALFORMED`. Never changes between versions.
     pub fn code(&self) -> &'static str {

@@ -212,9 +212,14 @@ fn malformed_input_has_stable_codes() {
     assert!(common::engine(100_000)
         .transform("not json", &common::opts(o))
         .is_err_and(|e| e.code() == "E_JSON"));
-    assert!(TransformOptions::from_json(r#"{"format":"gemini"}"#)
-        .is_err_and(|e| e.code() == "E_FORMAT"));
-    assert!(TransformOptions::from_json(r#"{"model":5}"#).is_err_and(|e| e.code() == "E_ARG"));
+    assert!(
+        TransformOptions::from_value(&serde_json::json!({"format": "gemini"}))
+            .is_err_and(|e| e.code() == "E_FORMAT")
+    );
+    assert!(
+        TransformOptions::from_value(&serde_json::json!({"model": 5}))
+            .is_err_and(|e| e.code() == "E_ARG")
+    );
 }
 
 #[test]

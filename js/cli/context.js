@@ -1,11 +1,9 @@
 // `smarter-compact context set <pattern> <tokens>` edits `[context_proxy.trim_at]` of
 // config.toml (comments kept); `context show` prints the thresholds in force.
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { configPath, resolveStateDir } from "../config.js";
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { configPath, engineOptions, resolveStateDir } from "../config.js";
 import { asCoded } from "../errors.js";
-import { createCompactor, openSqlite } from "../index.js";
 import { engineModule } from "../wasm.js";
 import { UsageError } from "./args.js";
 
@@ -65,21 +63,13 @@ export async function contextSet({ pattern, tokens, stateDir: explicit }, out) {
   return 0;
 }
 
-/** The configuration in force for a state dir, as the engine reads it (status of a scratch store). */
+/** The configuration in force for a state dir, resolved by the engine (no store is opened). */
 export async function configInForce(stateDir) {
-  const scratch = mkdtempSync(join(tmpdir(), "smarter-compact-show-"));
-  let shim = null;
-  let c = null;
+  const glue = await engineModule();
   try {
-    shim = await openSqlite({ path: join(scratch, "show.db") });
-    c = await createCompactor({ sessionId: "context-show", stateDir, sqlite: shim });
-    const s = await c.status();
-    if (s.store?.ok === false) throw Object.assign(new Error(s.store.error.message), { code: s.store.error.code });
-    return s;
-  } finally {
-    await c?.close();
-    shim?.close?.();
-    rmSync(scratch, { recursive: true, force: true });
+    return glue.resolveConfig(engineOptions(stateDir));
+  } catch (e) {
+    throw asCoded(e);
   }
 }
 

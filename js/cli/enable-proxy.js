@@ -75,7 +75,7 @@ const codex = {
     if (current && current !== NAME) {
       throw codedError("E_CONFIG", `${f.config} already sets model_provider = "${current}"; the proxy forwards to OpenAI's API (SMARTER_COMPACT_OPENAI_UPSTREAM to change it) — remove that line first`);
     }
-    const set = (path, value) => (text = glue.tomlSet(text, JSON.stringify(path), JSON.stringify(value)));
+    const set = (path, value) => (text = glue.tomlSet(text, path, value));
     set(["model_provider"], NAME);
     set(["model_providers", NAME, "name"], "smarter-compact (loopback proxy)");
     set(["model_providers", NAME, "base_url"], `${url}/v1`);
@@ -90,8 +90,8 @@ const codex = {
     const f = this.files();
     let text = readText(f.config);
     if (text === null) return [];
-    for (const path of [["mcp_servers", NAME], ["model_providers", NAME]]) text = glue.tomlRemove(text, JSON.stringify(path));
-    if (/^\s*model_provider\s*=\s*"smarter-compact"/m.test(text)) text = glue.tomlRemove(text, JSON.stringify(["model_provider"]));
+    for (const path of [["mcp_servers", NAME], ["model_providers", NAME]]) text = glue.tomlRemove(text, path);
+    if (/^\s*model_provider\s*=\s*"smarter-compact"/m.test(text)) text = glue.tomlRemove(text, ["model_provider"]);
     return [[f.config, text]];
   },
 };

@@ -6,7 +6,7 @@
 import http from "node:http";
 import https from "node:https";
 import zlib from "node:zlib";
-import { compactorPool } from "../hosts/common.js";
+import { compactorPool } from "../pool.js";
 import { restoreMarkers, stripMarkers } from "./cache-control.js";
 import { engineModule } from "../wasm.js";
 import { sessionIdOf } from "./session.js";

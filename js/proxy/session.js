@@ -2,7 +2,7 @@
 // client's own id when it sends one (Claude Code's session header, Codex's prompt_cache_key),
 // otherwise a fingerprint of how the conversation starts.
 import { createHash } from "node:crypto";
-import { safeSessionId } from "../hosts/common.js";
+import { safeSessionId } from "../pool.js";
 
 const short = (s) => createHash("sha256").update(s).digest("hex").slice(0, 16);
 

@@ -14,7 +14,7 @@ use serde_json::Value;
 const BUILTIN_TRIM_AT: [(&str, u32); 2] = [("haiku", 95_000), ("default", 125_000)];
 
 /// Everything the engine reads from configuration.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Config {
     /// One threshold for every model (`CONTEXT_TRIM_AT_TOKENS`), overriding the table.
     pub trim_at_override: Option<u32>,

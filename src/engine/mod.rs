@@ -303,10 +303,11 @@ impl<S: Store> Engine<S> {
 
 impl TransformOptions {
     /// Reads the options object of the public API:
-    /// `{"format": "openai"|"anthropic", "model": "…", "overheadTokens": n, "nowMs": n}`.
-    pub fn from_json(json: &str) -> Result<TransformOptions> {
-        let v: serde_json::Value = serde_json::from_str(json)
-            .map_err(|e| Error::InvalidArgument(format!("options must be a JSON object: {e}")))?;
+    /// `{"format": one of [`Format::NAMES`], "model": "…", "overheadTokens": n, "nowMs": n}`.
+    pub fn from_value(v: &serde_json::Value) -> Result<TransformOptions> {
+        if !v.is_object() {
+            return Err(Error::InvalidArgument("options must be an object".into()));
+        }
         let format = match v.get("format") {
             None | Some(serde_json::Value::Null) => Format::OpenAi,
             Some(serde_json::Value::String(s)) => Format::parse(s)?,

@@ -20,7 +20,7 @@ pub use memory::MemStore;
 pub use schema::{migrate, SCHEMA_DOC, SCHEMA_VERSION};
 pub use search::{
     bm25, defuse, index_terms, match_expr, render_hits, search, snippet, Hit, Scope, FENCE_CLOSE,
-    FENCE_OPEN,
+    FENCE_OPEN, MAX_HITS,
 };
 pub use sql::{scalar, transaction, Sql, SqlValue};
 pub use sqlite::SqlStore;

@@ -219,13 +219,16 @@ pub(super) fn fts_candidates<S: Sql + ?Sized>(
     Ok(all)
 }
 
-/// Checks `limit`: 1..=50.
+/// Most hits one search returns.
+pub const MAX_HITS: usize = 50;
+
+/// Checks `limit`: 1..=[`MAX_HITS`].
 pub(super) fn check_limit(limit: usize) -> Result<()> {
-    if (1..=50).contains(&limit) {
+    if (1..=MAX_HITS).contains(&limit) {
         Ok(())
     } else {
         Err(Error::InvalidArgument(format!(
-            "limit must be 1..=50, got {limit}"
+            "limit must be 1..={MAX_HITS}, got {limit}"
         )))
     }
 }

@@ -2,7 +2,7 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::error::to_js;
+use super::convert::{arg, error, to_js};
 use super::sql::{JsSql, SqliteHost};
 use crate::bank::{episode_text, Bank};
 use crate::store::vectors::DIM;
@@ -21,7 +21,7 @@ impl MemoryBank {
     #[wasm_bindgen(constructor)]
     pub fn new(sqlite: SqliteHost) -> Result<MemoryBank> {
         Ok(MemoryBank {
-            inner: Bank::open(JsSql(sqlite)).map_err(to_js)?,
+            inner: Bank::open(JsSql(sqlite)).map_err(error)?,
         })
     }
 
@@ -30,35 +30,32 @@ impl MemoryBank {
         let id = self
             .inner
             .add(kind, text, source, now_ms.max(0.0) as u64)
-            .map_err(to_js)?;
+            .map_err(error)?;
         Ok(id.map_or(-1.0, |i| i as f64))
     }
 
-    /// Up to `limit` memories waiting for a vector, as JSON `[[id, text], …]`.
-    pub fn pending(&mut self, limit: u32) -> Result<String> {
-        let p = self.inner.pending(limit as usize).map_err(to_js)?;
-        Ok(serde_json::to_string(&p).unwrap_or_else(|_| "[]".into()))
+    /// Up to `limit` memories waiting for a vector: `[[id, text], …]`.
+    pub fn pending(&mut self, limit: u32) -> Result<JsValue> {
+        to_js(&self.inner.pending(limit as usize).map_err(error)?)
     }
 
     /// Stores a memory's vector.
     pub fn put(&mut self, id: f64, vec: &[f32]) -> Result<()> {
-        self.inner.put(id as i64, vec).map_err(to_js)
+        self.inner.put(id as i64, vec).map_err(error)
     }
 
     /// `memory_coverage` of each vector in `flat` (n × 384 concatenated).
     pub fn coverage(&mut self, flat: &[f32]) -> Result<Vec<f64>> {
         if flat.len() % DIM != 0 {
-            return Err(to_js(crate::Error::InvalidArgument(
-                "vectors must be 384 floats each".into(),
-            )));
+            return Err(arg("vectors must be 384 floats each"));
         }
         let vecs: Vec<Vec<f32>> = flat.chunks_exact(DIM).map(<[f32]>::to_vec).collect();
-        self.inner.coverage(&vecs).map_err(to_js)
+        self.inner.coverage(&vecs).map_err(error)
     }
 
     /// Memories in the bank.
     pub fn count(&mut self) -> Result<f64> {
-        Ok(self.inner.len().map_err(to_js)? as f64)
+        Ok(self.inner.len().map_err(error)? as f64)
     }
 }
 

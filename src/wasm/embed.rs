@@ -3,7 +3,7 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::error::to_js;
+use super::convert::error;
 use crate::embed::{Embedder as CoreEmbedder, DIM};
 
 /// A loaded MiniLM model + tokenizer.
@@ -18,19 +18,14 @@ impl Embedder {
     /// unusable. The model arrives as an owned copy so it can be freed as soon as it is decoded.
     #[wasm_bindgen(constructor)]
     pub fn new(model: Vec<u8>, tokenizer: &[u8]) -> Result<Embedder, JsValue> {
-        let inner = CoreEmbedder::load(model, tokenizer).map_err(to_js)?;
+        let inner = CoreEmbedder::load(model, tokenizer).map_err(error)?;
         Ok(Embedder { inner })
     }
 
-    /// Embeds a JSON array of strings; returns the unit vectors concatenated, `n × dim` floats.
-    pub fn embed(&mut self, texts_json: &str) -> Result<Vec<f32>, JsValue> {
-        let texts: Vec<String> = serde_json::from_str(texts_json).map_err(|e| {
-            to_js(crate::Error::InvalidArgument(format!(
-                "texts must be a JSON array of strings: {e}"
-            )))
-        })?;
+    /// Embeds the texts; returns the unit vectors concatenated, `n × dim` floats.
+    pub fn embed(&mut self, texts: Vec<String>) -> Result<Vec<f32>, JsValue> {
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let vectors = self.inner.embed(&refs).map_err(to_js)?;
+        let vectors = self.inner.embed(&refs).map_err(error)?;
         Ok(vectors.concat())
     }
 

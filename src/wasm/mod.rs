@@ -3,28 +3,61 @@
 //! stable `code`.
 
 mod bank;
+mod convert;
 #[cfg(feature = "embed")]
 mod embed;
-mod error;
 mod sql;
 
-use std::collections::BTreeMap;
-
-use serde_json::{json, Value};
+use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
-use crate::config::Config;
 use crate::engine::{Engine as CoreEngine, TransformOptions};
 use crate::score::{compact_context, Signals};
 use crate::store::vectors::DIM;
 use crate::store::{check_sql, render_hits, validate_id, Scope, SqlRows, SqlStore, SCHEMA_DOC};
-use error::to_js;
+use convert::{arg, error, from_js, json, to_js, Result};
 use sql::{JsSql, SqliteHost};
 
-type Result<T> = std::result::Result<T, JsValue>;
+#[wasm_bindgen(typescript_custom_section)]
+const RESULT_TYPES: &'static str = r#"
+/** What configures an engine; `config` takes camelCase or snake_case keys. */
+export interface EngineOptions {
+  config?: Record<string, unknown>;
+  env?: Record<string, string>;
+  toml?: string | null;
+}
+/** How the host describes one request. */
+export interface RequestOptions {
+  format?: string;
+  model?: string;
+  overheadTokens?: number;
+  nowMs?: number;
+}
+"#;
 
-fn arg(msg: impl Into<String>) -> JsValue {
-    to_js(crate::Error::InvalidArgument(msg.into()))
+/// Keeps panic messages for [`take_panic`]; runs when the module is instantiated.
+#[wasm_bindgen(start)]
+pub fn start() {
+    convert::install_panic_hook();
+}
+
+/// The message of the panic that made the last call trap, once (`undefined` when none).
+#[wasm_bindgen(js_name = takePanic)]
+pub fn take_panic() -> Option<String> {
+    convert::take_panic()
+}
+
+/// The contracts shared with JavaScript: formats, error codes, environment keys, limits.
+#[wasm_bindgen]
+pub fn constants() -> Result<JsValue> {
+    convert::constants()
+}
+
+/// The configuration an engine would run with, from the same options as [`Engine::new`],
+/// without opening a store.
+#[wasm_bindgen(js_name = resolveConfig)]
+pub fn resolve_config(options: JsValue) -> Result<JsValue> {
+    to_js(&convert::config(options)?)
 }
 
 /// The engine for one session, as seen from JavaScript.
@@ -35,34 +68,29 @@ pub struct Engine {
 
 #[wasm_bindgen]
 impl Engine {
-    /// Opens the engine for a session over the host's SQLite connection. `options` is JSON:
-    /// `{"config": {...}, "env": {"CONTEXT_TRIM_AT_TOKENS": "…", …}, "toml": "…"}`.
+    /// Opens the engine for a session over the host's SQLite connection.
     #[wasm_bindgen(constructor)]
-    pub fn new(session_id: &str, options: &str, sqlite: SqliteHost) -> Result<Engine> {
-        validate_id(session_id).map_err(to_js)?;
-        let opts: Value =
-            serde_json::from_str(options).map_err(|e| arg(format!("options: {e}")))?;
-        let env: BTreeMap<String, String> = opts
-            .get("env")
-            .and_then(Value::as_object)
-            .map(|m| {
-                m.iter()
-                    .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let toml = opts.get("toml").and_then(Value::as_str);
-        let config = Config::resolve(&env, toml, opts.get("config").unwrap_or(&Value::Null));
-        let store = SqlStore::open(JsSql(sqlite)).map_err(to_js)?;
-        let inner = CoreEngine::open(store, config).map_err(to_js)?;
+    pub fn new(
+        session_id: &str,
+        #[wasm_bindgen(unchecked_param_type = "EngineOptions")] options: JsValue,
+        sqlite: SqliteHost,
+    ) -> Result<Engine> {
+        validate_id(session_id).map_err(error)?;
+        let config = convert::config(options)?;
+        let store = SqlStore::open(JsSql(sqlite)).map_err(error)?;
+        let inner = CoreEngine::open(store, config).map_err(error)?;
         Ok(Engine { inner })
     }
 
-    /// Rewrites one request: `messages` is the JSON array of wire messages, `options` the JSON
-    /// options object. Returns `{"plan": [...], "stats": {...}}` as JSON.
-    pub fn transform(&mut self, messages: &str, options: &str) -> Result<String> {
-        let opts = TransformOptions::from_json(options).map_err(to_js)?;
-        let outcome = self.inner.transform(messages, &opts).map_err(to_js)?;
+    /// Rewrites one request: `messages` is the JSON text of the wire messages. Returns JSON text
+    /// `{"rewrite": [[start, end] | {"from": [..], "items": [..]}], "stats": {...}}`.
+    pub fn transform(
+        &mut self,
+        messages: &str,
+        #[wasm_bindgen(unchecked_param_type = "RequestOptions")] options: JsValue,
+    ) -> Result<String> {
+        let opts = TransformOptions::from_value(&json(options, "options")?).map_err(error)?;
+        let outcome = self.inner.transform(messages, &opts).map_err(error)?;
         Ok(outcome.to_json())
     }
 
@@ -78,20 +106,25 @@ impl Engine {
         self.inner.record_fail_open(model, now_ms.max(0.0) as u64);
     }
 
-    /// The session status as JSON.
-    pub fn status(&mut self) -> String {
-        serde_json::to_string(&self.inner.status()).unwrap_or_else(|_| "{}".into())
+    /// The session status.
+    pub fn status(&mut self) -> Result<JsValue> {
+        to_js(&self.inner.status())
     }
 
-    /// `smart_compact_search`: `{"hits", "text", "mode", "coverage"}` as JSON. `scope` is
-    /// `trimmed` or `all`; `query_vec` (the query's embedding) makes it hybrid when vectors exist.
+    /// The configuration in force.
+    pub fn config(&self) -> Result<JsValue> {
+        to_js(self.inner.config())
+    }
+
+    /// `smart_compact_search`: `{hits, text, mode, coverage}`. `scope` is `trimmed` or `all`;
+    /// `query_vec` (the query's embedding) makes it hybrid when vectors exist.
     pub fn search(
         &mut self,
         query: &str,
         limit: u32,
         scope: &str,
         query_vec: Option<Vec<f32>>,
-    ) -> Result<String> {
+    ) -> Result<JsValue> {
         let scope = match scope {
             "trimmed" => Scope::Trimmed,
             "all" => Scope::All,
@@ -104,28 +137,27 @@ impl Engine {
         let found = self
             .inner
             .search(query, limit as usize, scope, query_vec.as_deref())
-            .map_err(to_js)?;
+            .map_err(error)?;
         let text = render_hits(query, &found.hits, scope, &found.how());
-        Ok(json!({ "hits": found.hits, "mode": found.mode, "coverage": found.coverage, "text": text }).to_string())
+        to_js(
+            &serde_json::json!({ "hits": found.hits, "mode": found.mode, "coverage": found.coverage, "text": text }),
+        )
     }
 
-    /// Up to `limit` chunks waiting for vectors, as JSON `[{"hash", "text"}]`.
+    /// Up to `limit` chunks waiting for vectors: `[{hash, text}]`.
     #[wasm_bindgen(js_name = pendingVectors)]
-    pub fn pending_vectors(&mut self, limit: u32) -> Result<String> {
-        let p = self.inner.pending_vectors(limit as usize).map_err(to_js)?;
-        Ok(serde_json::to_string(&p).unwrap_or_else(|_| "[]".into()))
+    pub fn pending_vectors(&mut self, limit: u32) -> Result<JsValue> {
+        to_js(&self.inner.pending_vectors(limit as usize).map_err(error)?)
     }
 
-    /// Stores vectors: `hashes` (JSON array) and their vectors concatenated (n × 384).
+    /// Stores vectors: one hash per vector, the vectors concatenated (n × 384).
     #[wasm_bindgen(js_name = putVectors)]
-    pub fn put_vectors(&mut self, hashes: &str, model: &str, flat: &[f32]) -> Result<()> {
-        let hashes: Vec<String> =
-            serde_json::from_str(hashes).map_err(|e| arg(format!("hashes: {e}")))?;
+    pub fn put_vectors(&mut self, hashes: Vec<String>, model: &str, flat: &[f32]) -> Result<()> {
         if flat.len() != hashes.len() * DIM {
             return Err(arg("one 384-float vector per hash"));
         }
         for (h, v) in hashes.iter().zip(flat.chunks_exact(DIM)) {
-            self.inner.put_vector(h, model, v).map_err(to_js)?;
+            self.inner.put_vector(h, model, v).map_err(error)?;
         }
         Ok(())
     }
@@ -133,34 +165,33 @@ impl Engine {
     /// Uses the memory bank on this SQLite connection for recall on trim.
     #[wasm_bindgen(js_name = attachBank)]
     pub fn attach_bank(&mut self, sqlite: SqliteHost) -> Result<()> {
-        let bank = crate::bank::Bank::open(JsSql(sqlite)).map_err(to_js)?;
+        let bank = crate::bank::Bank::open(JsSql(sqlite)).map_err(error)?;
         self.inner.set_recall(Box::new(bank));
         Ok(())
     }
 
-    /// `smart_compact_get`: a page as JSON `{"page": {...}, "text": "…"}`; 0 means "not given".
-    pub fn get(&mut self, id: &str, start_line: u32, end_line: u32) -> Result<String> {
+    /// `smart_compact_get`: `{page, text}`; 0 means "not given".
+    pub fn get(&mut self, id: &str, start_line: u32, end_line: u32) -> Result<JsValue> {
         let opt = |n: u32| (n > 0).then_some(n as usize);
         let page = self
             .inner
             .get(id, opt(start_line), opt(end_line))
-            .map_err(to_js)?;
+            .map_err(error)?;
         let text = page.render();
-        Ok(json!({ "page": page, "text": text }).to_string())
+        to_js(&serde_json::json!({ "page": page, "text": text }))
     }
 }
 
 /// Checks a statement for the SQL tool; returns it ready to run read-only, or throws E_SQL_REFUSED.
 #[wasm_bindgen(js_name = checkSql)]
 pub fn check_sql_js(sql: &str) -> Result<String> {
-    check_sql(sql).map_err(to_js)
+    check_sql(sql).map_err(error)
 }
 
-/// Renders the read-only runner's result (`{"columns", "rows", "truncated"}` JSON) for the model.
+/// Renders the read-only runner's result `{columns, rows, truncated}` for the model.
 #[wasm_bindgen(js_name = renderSqlRows)]
-pub fn render_sql_rows(result: &str) -> Result<String> {
-    let rows: SqlRows =
-        serde_json::from_str(result).map_err(|e| arg(format!("SQL result: {e}")))?;
+pub fn render_sql_rows(result: JsValue) -> Result<String> {
+    let rows: SqlRows = from_js(result, "SQL result")?;
     Ok(rows.render())
 }
 
@@ -179,16 +210,19 @@ pub fn version() -> String {
 /// Throws E_BAD_ID unless `id` is usable as a session or blob id.
 #[wasm_bindgen(js_name = validateId)]
 pub fn validate_id_js(id: &str) -> Result<()> {
-    validate_id(id).map_err(to_js)
+    validate_id(id).map_err(error)
 }
 
-/// `compact_context` over `{role, content}` messages (JSON); `signals` is JSON
-/// `{"similarity": [..] | null, "coverage": [..] | null}`. Returns `{"kept": [...], "stats": {...}}`.
+/// `compact_context` over `{role, content}` messages; `signals` is
+/// `{similarity?: number[] | null, coverage?: number[] | null}`. Returns `{kept, stats}`.
 #[wasm_bindgen(js_name = compactContext)]
-pub fn compact_context_js(messages: &str, target_ratio: f64, signals: &str) -> Result<String> {
-    let msgs: Vec<Value> = serde_json::from_str(messages)
-        .map_err(|e| arg(format!("messages must be a JSON array: {e}")))?;
-    let s: Value = serde_json::from_str(signals).map_err(|e| arg(format!("signals: {e}")))?;
+pub fn compact_context_js(
+    messages: JsValue,
+    target_ratio: f64,
+    signals: JsValue,
+) -> Result<JsValue> {
+    let msgs: Vec<Value> = from_js(messages, "messages must be an array")?;
+    let s = json(signals, "signals")?;
     let list = |k: &str| {
         s.get(k)
             .and_then(Value::as_array)
@@ -198,8 +232,8 @@ pub fn compact_context_js(messages: &str, target_ratio: f64, signals: &str) -> R
         similarity: list("similarity"),
         coverage: list("coverage"),
     };
-    let c = compact_context(&msgs, target_ratio, &signals).map_err(to_js)?;
-    Ok(json!({ "kept": c.kept, "stats": c.stats }).to_string())
+    let c = compact_context(&msgs, target_ratio, &signals).map_err(error)?;
+    to_js(&serde_json::json!({ "kept": c.kept, "stats": c.stats }))
 }
 
 /// `config.toml` text with `[context_proxy.trim_at]` `pattern = tokens` set; comments kept.
@@ -210,7 +244,7 @@ pub fn set_trim_at_js(toml_text: &str, pattern: &str, tokens: f64) -> Result<Str
             "tokens must be a whole number in 1000..=10000000, got {tokens}"
         )));
     }
-    crate::config::set_trim_at(toml_text, pattern, tokens as u32).map_err(to_js)
+    crate::config::set_trim_at(toml_text, pattern, tokens as u32).map_err(error)
 }
 
 /// Estimated tokens of a text (the engine's own estimate), e.g. a host's system prompt.
@@ -219,28 +253,32 @@ pub fn estimate_tokens(text: &str) -> u32 {
     crate::tokens::estimate_text(text)
 }
 
-/// The text `compact_context` scores for each `{role, content}` message (JSON array in and out).
+/// The text `compact_context` scores for each `{role, content}` message.
 #[wasm_bindgen(js_name = messageTexts)]
-pub fn message_texts(messages: &str) -> Result<String> {
-    let msgs: Vec<Value> = serde_json::from_str(messages)
-        .map_err(|e| arg(format!("messages must be a JSON array: {e}")))?;
-    let texts: Vec<String> = msgs.iter().map(crate::score::message_text).collect();
-    Ok(serde_json::to_string(&texts).unwrap_or_else(|_| "[]".into()))
+pub fn message_texts(messages: JsValue) -> Result<Vec<String>> {
+    let msgs: Vec<Value> = from_js(messages, "messages must be an array")?;
+    Ok(msgs.iter().map(crate::score::message_text).collect())
 }
 
-/// TOML text with the key at `path` (JSON array of names) set to `value` (JSON); comments kept.
+/// TOML text with the key at `path` set to `value`; comments kept.
 #[wasm_bindgen(js_name = tomlSet)]
-pub fn toml_set_js(text: &str, path: &str, value: &str) -> Result<String> {
-    let path: Vec<String> = serde_json::from_str(path).map_err(|e| arg(format!("path: {e}")))?;
-    let value: Value = serde_json::from_str(value).map_err(|e| arg(format!("value: {e}")))?;
+pub fn toml_set_js(text: &str, path: Vec<String>, value: JsValue) -> Result<String> {
+    let value = json(value, "value")?;
     let path: Vec<&str> = path.iter().map(String::as_str).collect();
-    crate::config::toml_set(text, &path, &value).map_err(to_js)
+    crate::config::toml_set(text, &path, &value).map_err(error)
 }
 
-/// TOML text without the key or table at `path` (JSON array of names).
+/// TOML text without the key or table at `path`.
 #[wasm_bindgen(js_name = tomlRemove)]
-pub fn toml_remove_js(text: &str, path: &str) -> Result<String> {
-    let path: Vec<String> = serde_json::from_str(path).map_err(|e| arg(format!("path: {e}")))?;
+pub fn toml_remove_js(text: &str, path: Vec<String>) -> Result<String> {
     let path: Vec<&str> = path.iter().map(String::as_str).collect();
-    crate::config::toml_remove(text, &path).map_err(to_js)
+    crate::config::toml_remove(text, &path).map_err(error)
+}
+
+/// Panics with `message`: lets the tests check that a panic's message reaches the host's `Error`
+/// and that the host replaces the aborted instance. Never called by the package itself.
+#[doc(hidden)]
+#[wasm_bindgen(js_name = __panicForTests)]
+pub fn panic_for_tests(message: &str) {
+    panic!("{message}");
 }

@@ -123,3 +123,26 @@ test("a read-only state dir (a user who cannot write it): requests pass through,
   assert.deepEqual([out.same, out.failOpen, out.code, out.ok], [true, true, "E_STORE", false]);
   assert.match(out.text, /NOT AVAILABLE \(E_STORE: cannot create .*permission denied/i);
 });
+
+test("a panic in the engine: its message reaches the Error (E_PANIC) and the next call runs on a new instance", async () => {
+  const stateDir = mkdtempSync(join(tmpdir(), "sc-panic-"));
+  const c = await createCompactor({ sessionId: "panic", stateDir, embedder: false });
+  await c.transform(structuredClone(REQS[3]));
+  const glue = await engineModule();
+  const search = glue.Engine.prototype.search;
+  glue.Engine.prototype.search = () => glue.__panicForTests("the index went away");
+  try {
+    await assert.rejects(c.search("django"), (e) => {
+      assert.equal(e.code, "E_PANIC");
+      assert.match(e.message, /^engine panic: the index went away at src\/wasm\/mod\.rs:\d+/);
+      assert.ok(e.cause instanceof WebAssembly.RuntimeError);
+      return true;
+    });
+  } finally {
+    glue.Engine.prototype.search = search;
+  }
+  assert.notEqual(await engineModule(), glue, "the aborted instance is replaced");
+  const hits = await c.search("django", { scope: "all", mode: "fts" });
+  assert.ok(hits.hits.length > 0, "the session goes on from its store");
+  await c.close();
+});
