@@ -69,7 +69,7 @@ const COMMANDS = {
   enable: (argv, out) => toggle("enable", argv, out),
   disable: (argv, out) => toggle("disable", argv, out),
   async search(argv, out) {
-    const { searchCommand } = await import("./cli/recall.js");
+    const { searchCommand } = await import("./cli/lookup.js");
     return searchCommand(parseArgs(argv, { values: [...STATE, "--limit", "--scope", "--mode"], switches: ["--json"] }), out);
   },
   async report(argv, out) {
@@ -79,11 +79,11 @@ const COMMANDS = {
     return reportCommand({ session, html: flags.html, stateDir: flags.stateDir }, out);
   },
   async sql(argv, out) {
-    const { sqlCommand } = await import("./cli/recall.js");
+    const { sqlCommand } = await import("./cli/lookup.js");
     return sqlCommand(parseArgs(argv, { values: STATE, switches: ["--json"] }), out);
   },
   async get(argv, out) {
-    const { getCommand } = await import("./cli/recall.js");
+    const { getCommand } = await import("./cli/lookup.js");
     return getCommand(parseArgs(argv, { values: [...STATE, "--start", "--end"], switches: ["--json"] }), out);
   },
   async proxy(argv, out) {

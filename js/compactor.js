@@ -4,7 +4,7 @@ import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { resolveStateDir, engineOptions } from "./config.js";
 import { asCoded, codedError, isTrap } from "./errors.js";
-import { applyRewrite } from "./plan.js";
+import { applyRewrite } from "./rewrite.js";
 import { openSqlite } from "./shims/index.js";
 import { runReadonlySql, SQL_TIMEOUT_MS } from "./sql.js";
 import { embedBacklog, openBank, sharedEmbedder } from "./memory.js";

@@ -82,7 +82,7 @@ fn status_counts_requests_and_fail_opens() {
 
 struct Bank(Vec<String>, bool);
 
-impl smarter_compact::recall::Recall for Bank {
+impl smarter_compact::memory::recall::Recall for Bank {
     fn recall(&mut self, query: &str, limit: usize) -> smarter_compact::Result<Vec<String>> {
         assert!(!query.is_empty(), "the query is the last user turn's text");
         if self.1 {

@@ -6,9 +6,9 @@ mod common;
 use common::native_sql::NativeSql;
 use common::store_env::{sql_engine, temp_db};
 use common::{load_sessions, replay, requests};
-use smarter_compact::bank::{episode_text, Bank};
 use smarter_compact::format::Format;
-use smarter_compact::recall::Recall;
+use smarter_compact::memory::bank::{episode_text, Bank};
+use smarter_compact::memory::recall::Recall;
 use smarter_compact::store::vectors::{coverage, pending, put, DIM};
 use smarter_compact::store::{hybrid_search, scalar, Scope, Sql, SqlStore};
 

@@ -3,7 +3,7 @@
 
 mod output;
 mod read;
-mod report;
+mod status;
 mod tools;
 
 use std::collections::HashMap;
@@ -12,15 +12,15 @@ use serde_json::value::RawValue;
 
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::facts::{Blob, MsgInfo};
 use crate::fingerprint::Fp;
 use crate::format::Format;
-use crate::history::{Blob, MsgInfo};
-use crate::plan::{OutPlan, Rewrite};
-use crate::recall::{recall_block, Recall, MAX_MEMORIES};
+use crate::memory::recall::{recall_block, Recall, MAX_MEMORIES};
+use crate::rewrite::{OutPlan, Rewrite};
 use crate::store::{RequestRecord, RequestWrite, Store, Usage};
 use crate::trim::{plan, Cut, PlanParams};
 
-pub use report::{Stats, Status};
+pub use status::{Stats, Status};
 
 /// How the host describes one request.
 #[derive(Debug, Clone)]

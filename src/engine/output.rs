@@ -8,11 +8,11 @@ use serde_json::Value;
 
 use crate::compress::compress;
 use crate::error::Result;
+use crate::facts::{MsgInfo, Part};
 use crate::fingerprint::Fp;
 use crate::format::WireFormat;
-use crate::history::{MsgInfo, Part};
 use crate::message::Block;
-use crate::plan::{Edit, Edited, OutPlan};
+use crate::rewrite::{Edit, Edited, OutPlan};
 use crate::tokens::estimate_text;
 use crate::trim::Cut;
 

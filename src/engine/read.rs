@@ -6,9 +6,9 @@ use serde_json::Value;
 
 use super::Engine;
 use crate::error::{Error, Result};
+use crate::facts::{Blob, MsgInfo, NewMessage, Output, Part, Reading};
 use crate::fingerprint::Fp;
 use crate::format::WireFormat;
-use crate::history::{Blob, MsgInfo, NewMessage, Output, Part, Reading};
 use crate::message::Block;
 use crate::store::Store;
 

@@ -5,7 +5,7 @@ mod get;
 mod guard;
 mod hybrid;
 mod ids;
-mod memory;
+mod in_memory;
 mod schema;
 mod search;
 mod sql;
@@ -16,7 +16,7 @@ pub use get::{get, Page, PAGE_BYTES, PAGE_LINES};
 pub use guard::{check_sql, SqlRows, MAX_ROWS};
 pub use hybrid::{hybrid_search, Found};
 pub use ids::{validate_id, MAX_ID_LEN};
-pub use memory::MemStore;
+pub use in_memory::MemStore;
 pub use schema::{migrate, SCHEMA_DOC, SCHEMA_VERSION};
 pub use search::{
     bm25, defuse, index_terms, match_expr, render_hits, search, snippet, Hit, Scope, FENCE_CLOSE,
@@ -26,8 +26,8 @@ pub use sql::{scalar, transaction, Sql, SqlValue};
 pub use sqlite::SqlStore;
 
 use crate::error::Result;
+use crate::facts::{Blob, MsgInfo, NewMessage};
 use crate::fingerprint::Fp;
-use crate::history::{Blob, MsgInfo, NewMessage};
 use crate::trim::Cut;
 
 /// One request as recorded for `context_status` and the session report.

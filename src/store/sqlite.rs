@@ -8,8 +8,8 @@ use super::sql::{transaction, Sql, SqlValue};
 use super::{Loaded, RequestRecord, RequestWrite, Store, StoreCounts, Usage};
 use crate::compress::lines;
 use crate::error::{Error, Result};
+use crate::facts::{Blob, MsgInfo, NewMessage};
 use crate::fingerprint::Fp;
-use crate::history::{Blob, MsgInfo, NewMessage};
 use crate::trim::Cut;
 use crate::VERSION;
 

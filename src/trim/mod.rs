@@ -9,8 +9,8 @@ mod units;
 
 use serde::{Deserialize, Serialize};
 
+use crate::facts::MsgInfo;
 use crate::fingerprint::Fp;
-use crate::history::MsgInfo;
 use crate::message::Role;
 use crate::tokens::estimate_text;
 

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::history::MsgInfo;
+use crate::facts::MsgInfo;
 
 /// One unit.
 #[derive(Debug, Clone)]

@@ -4,7 +4,7 @@ use wasm_bindgen::prelude::*;
 
 use super::convert::{arg, error, to_js};
 use super::sql::{JsSql, SqliteHost};
-use crate::bank::{episode_text, Bank};
+use crate::memory::bank::{episode_text, Bank};
 use crate::store::vectors::DIM;
 
 type Result<T> = std::result::Result<T, JsValue>;

@@ -12,7 +12,7 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use crate::engine::{Engine as CoreEngine, TransformOptions};
-use crate::score::{compact_context, Signals};
+use crate::memory::compact_context::{compact_context, Signals};
 use crate::store::vectors::DIM;
 use crate::store::{check_sql, render_hits, validate_id, Scope, SqlRows, SqlStore, SCHEMA_DOC};
 use convert::{arg, error, from_js, json, to_js, Result};
@@ -165,7 +165,7 @@ impl Engine {
     /// Uses the memory bank on this SQLite connection for recall on trim.
     #[wasm_bindgen(js_name = attachBank)]
     pub fn attach_bank(&mut self, sqlite: SqliteHost) -> Result<()> {
-        let bank = crate::bank::Bank::open(JsSql(sqlite)).map_err(error)?;
+        let bank = crate::memory::bank::Bank::open(JsSql(sqlite)).map_err(error)?;
         self.inner.set_recall(Box::new(bank));
         Ok(())
     }
@@ -257,7 +257,10 @@ pub fn estimate_tokens(text: &str) -> u32 {
 #[wasm_bindgen(js_name = messageTexts)]
 pub fn message_texts(messages: JsValue) -> Result<Vec<String>> {
     let msgs: Vec<Value> = from_js(messages, "messages must be an array")?;
-    Ok(msgs.iter().map(crate::score::message_text).collect())
+    Ok(msgs
+        .iter()
+        .map(crate::memory::compact_context::message_text)
+        .collect())
 }
 
 /// TOML text with the key at `path` set to `value`; comments kept.

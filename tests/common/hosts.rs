@@ -187,8 +187,8 @@ pub fn check_host_replay<S: Store>(
         let mut from = Vec::new();
         for p in &out.rewrite.pieces {
             match p {
-                smarter_compact::plan::Piece::Keep(a, b) => from.extend(*a..*b),
-                smarter_compact::plan::Piece::Replace { from: f, .. } => from.extend(f),
+                smarter_compact::rewrite::Piece::Keep(a, b) => from.extend(*a..*b),
+                smarter_compact::rewrite::Piece::Replace { from: f, .. } => from.extend(f),
             }
         }
         if from.len() != items.len()

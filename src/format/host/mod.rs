@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 use super::Format;
 use crate::error::Result;
-use crate::plan::{Edit, OutItem, OutPlan, Piece, Rewrite};
+use crate::rewrite::{Edit, OutItem, OutPlan, Piece, Rewrite};
 
 pub use opencode::OpenCode;
 pub use pi::Pi;

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use super::{as_text, kind, object, text_block, Canonical, HostFormat};
 use crate::error::Result;
 use crate::format::Format;
-use crate::plan::Edit;
+use crate::rewrite::Edit;
 
 /// The OpenCode host format.
 pub struct OpenCode;

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use super::{as_text, kind, object, text_block, truthy, Canonical, HostFormat};
 use crate::error::Result;
 use crate::format::Format;
-use crate::plan::Edit;
+use crate::rewrite::Edit;
 
 /// The Pi host format.
 pub struct Pi;

@@ -6,7 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::fingerprint::content_id;
-use crate::recall::Recall;
+use crate::memory::recall::Recall;
 use crate::store::vectors::{cosine, from_bytes, to_bytes, DIM};
 use crate::store::{bm25, index_terms, match_expr, scalar, transaction, Sql, SqlValue};
 

@@ -4,7 +4,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::{Loaded, RequestRecord, RequestWrite, Store, StoreCounts};
 use crate::error::Result;
-use crate::history::{Blob, NewMessage};
+use crate::facts::{Blob, NewMessage};
 use crate::trim::Cut;
 
 /// A store that keeps everything in memory.

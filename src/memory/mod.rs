@@ -1,0 +1,7 @@
+//! Memory across sessions and on demand: the memory bank of short memories with vectors
+//! ([`bank`]), recall of memories into the pointer on trim ([`recall`]), and `compact_context`,
+//! the memory-aware scorer that keeps the messages that matter for a query ([`compact_context`]).
+
+pub mod bank;
+pub mod compact_context;
+pub mod recall;
