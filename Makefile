@@ -10,7 +10,7 @@ WASM := target/$(WASM_TARGET)/release/smarter_compact.wasm
 # The wasm-bindgen CLI must equal the crate version in Cargo.lock.
 WBG_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/"/,"",$$3); print $$3}' Cargo.lock)
 
-.PHONY: setup setup-rust setup-chromium model build build-embed test test-rust test-js test-e2e demo bench fuzz clean \
+.PHONY: check-wasm-pack setup setup-rust setup-chromium model build build-embed test test-rust test-js test-e2e demo bench fuzz clean \
 	store-sql.js store-better-sqlite3 store-node-sqlite store-bun-sqlite
 
 ## Toolchain: the wasm target and the pinned wasm-bindgen CLI (no-ops when present).
@@ -104,6 +104,13 @@ test-e2e: build build-embed node_modules/.package-lock.json tests/e2e/node_modul
 test: setup
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-rust build-embed tests/e2e/node_modules/.package-lock.json
 	$(MAKE) --no-print-directory test-js test-e2e
+
+## `wasm-pack build --target web` gives the same pkg/ as `make build` (needs `cargo install wasm-pack`).
+check-wasm-pack: build
+	rm -rf target/wasm-pack-pkg
+	wasm-pack build --target web --out-dir target/wasm-pack-pkg --no-pack --mode no-install
+	for f in smarter_compact.js smarter_compact_bg.wasm smarter_compact.d.ts smarter_compact_bg.wasm.d.ts; do \
+	  cmp pkg/$$f target/wasm-pack-pkg/$$f && echo "same: $$f"; done
 
 ## The main job on a bundled real session.
 demo: setup-rust node_modules/.package-lock.json build
