@@ -1,11 +1,12 @@
 // `smarter-compact context set <pattern> <tokens>` edits `[context_proxy.trim_at]` of
 // config.toml (comments kept); `context show` prints the thresholds in force.
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { configPath, engineOptions, resolveStateDir } from "../config.js";
 import { asCoded } from "../errors.js";
 import { engineModule } from "../wasm.js";
 import { UsageError } from "./args.js";
+import { writeAtomic } from "./files.js";
 
 /** The lines that differ between two texts (common head and tail left out). */
 export function changedLines(before, after) {
@@ -19,19 +20,6 @@ export function changedLines(before, after) {
     ...a.slice(head, a.length - tail).filter((l) => l.trim()).map((l) => `- ${l}`),
     ...b.slice(head, b.length - tail).filter((l) => l.trim()).map((l) => `+ ${l}`),
   ];
-}
-
-/** Writes a file atomically (temp file beside it, then rename), keeping its mode. */
-function writeAtomic(file, text) {
-  let mode;
-  try {
-    mode = statSync(file).mode & 0o777;
-  } catch {
-    mode = undefined;
-  }
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, text, mode === undefined ? undefined : { mode });
-  renameSync(tmp, file);
 }
 
 /** `context set <pattern> <tokens>`. */

@@ -1,12 +1,12 @@
 // `smarter-compact enable|disable claude|codex`: points the CLI at the loopback proxy and
 // registers the MCP server with the recall tools, in the CLI's own config files; the rest of
 // each file stays as it was, byte for byte. Enabling also starts the proxy.
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse } from "jsonc-parser";
 import { addProperty, removeProperty } from "./json-props.js";
+import { readIfThere, writeAtomic } from "./files.js";
 import { resolveStateDir } from "../config.js";
 import { codedError } from "../errors.js";
 import { ensureProxy, proxyPort } from "../proxy/daemon.js";
@@ -15,16 +15,6 @@ import { engineModule } from "../wasm.js";
 const CLI = fileURLToPath(new URL("../cli.js", import.meta.url));
 const NAME = "smarter-compact";
 const mcpArgs = (stateDir) => [CLI, "mcp", "--ensure-proxy", ...(stateDir ? ["--state-dir", stateDir] : [])];
-
-function readText(file) {
-  return existsSync(file) ? readFileSync(file, "utf8") : null;
-}
-
-function writeAtomic(file, text) {
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(`${file}.tmp`, text);
-  renameSync(`${file}.tmp`, file);
-}
 
 const claudeDir = () => process.env.CLAUDE_CONFIG_DIR ?? join(homedir(), ".claude");
 
@@ -35,14 +25,14 @@ const claude = {
   async enable(url, stateDir) {
     const f = this.files();
     const edits = [];
-    const settings = readText(f.settings) ?? "{}\n";
+    const settings = readIfThere(f.settings) ?? "{}\n";
     const url0 = parse(settings)?.env?.ANTHROPIC_BASE_URL;
     if (url0 && url0 !== url) throw codedError("E_CONFIG", `${f.settings} already sets env.ANTHROPIC_BASE_URL = ${url0}; remove it first`);
     if (!url0) {
       const { text, created } = addProperty(settings, ["env", "ANTHROPIC_BASE_URL"], url, f.settings);
       edits.push([f.settings, text, { path: ["env", "ANTHROPIC_BASE_URL"], created }]);
     }
-    const mcp = readText(f.mcp) ?? "{}\n";
+    const mcp = readIfThere(f.mcp) ?? "{}\n";
     const server = { type: "stdio", command: process.execPath, args: mcpArgs(stateDir) };
     if (!parse(mcp)?.mcpServers?.[NAME]) {
       const { text, created } = addProperty(mcp, ["mcpServers", NAME], server, f.mcp);
@@ -53,11 +43,11 @@ const claude = {
   async disable(record) {
     const f = this.files();
     const edits = [];
-    const settings = readText(f.settings);
+    const settings = readIfThere(f.settings);
     if (settings !== null && String(parse(settings)?.env?.ANTHROPIC_BASE_URL ?? "").startsWith("http://127.0.0.1:")) {
       edits.push([f.settings, removeProperty(settings, ["env", "ANTHROPIC_BASE_URL"], f.settings, record[f.settings] ?? 0)]);
     }
-    const mcp = readText(f.mcp);
+    const mcp = readIfThere(f.mcp);
     if (mcp !== null && parse(mcp)?.mcpServers?.[NAME]) edits.push([f.mcp, removeProperty(mcp, ["mcpServers", NAME], f.mcp, record[f.mcp] ?? 0)]);
     return edits;
   },
@@ -70,7 +60,7 @@ const codex = {
   async enable(url, stateDir) {
     const glue = await engineModule();
     const f = this.files();
-    let text = readText(f.config) ?? "";
+    let text = readIfThere(f.config) ?? "";
     const current = /^\s*model_provider\s*=\s*"([^"]*)"/m.exec(text)?.[1];
     if (current && current !== NAME) {
       throw codedError("E_CONFIG", `${f.config} already sets model_provider = "${current}"; the proxy forwards to OpenAI's API (SMARTER_COMPACT_OPENAI_UPSTREAM to change it) — remove that line first`);
@@ -88,7 +78,7 @@ const codex = {
   async disable() {
     const glue = await engineModule();
     const f = this.files();
-    let text = readText(f.config);
+    let text = readIfThere(f.config);
     if (text === null) return [];
     for (const path of [["mcp_servers", NAME], ["model_providers", NAME]]) text = glue.tomlRemove(text, path);
     if (/^\s*model_provider\s*=\s*"smarter-compact"/m.test(text)) text = glue.tomlRemove(text, ["model_provider"]);
@@ -108,11 +98,11 @@ export async function enableProxyHost({ action, host: name, stateDir, port }, ou
   const host = PROXY_HOSTS[name];
   const url = `http://127.0.0.1:${proxyPort(port)}`;
   const recordPath = recordFile(stateDir, name);
-  const record = JSON.parse(readText(recordPath) ?? "{}");
+  const record = JSON.parse(readIfThere(recordPath) ?? "{}");
   const edits = action === "enable" ? await host.enable(url, stateDir) : await host.disable(record);
   let changed = 0;
   for (const [file, text, made] of edits) {
-    if (readText(file) === text) continue;
+    if (readIfThere(file) === text) continue;
     writeAtomic(file, text);
     changed++;
     if (made) record[file] = made.created;

@@ -1,12 +1,13 @@
 // `smarter-compact enable|disable opencode|pi`: registers this installed package's plugin in the
 // host's own config file, or takes it out. Idempotent; the rest of the file is left byte for byte.
-import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { codedError } from "../errors.js";
 import { addEntry, removeEntry } from "./jsonc-edit.js";
 import { UsageError } from "./args.js";
+import { readIfThere, writeAtomic } from "./files.js";
 
 const HOSTS_DIR = new URL("../hosts/", import.meta.url);
 const expandHome = (p) => (p === "~" || p.startsWith("~/") ? join(homedir(), p.slice(1)) : p);
@@ -50,29 +51,6 @@ export const HOSTS = {
 
 /** An entry node that names `entry`: the string itself, or a `[entry, options]` tuple. */
 const namesEntry = (entry) => (n) => (n.type === "string" && n.value === entry) || (n.type === "array" && n.children?.[0]?.type === "string" && n.children[0].value === entry);
-
-/** Writes a file atomically, keeping its mode. */
-function writeAtomic(file, text) {
-  let mode;
-  try {
-    mode = statSync(file).mode & 0o777;
-  } catch {
-    mode = undefined;
-  }
-  mkdirSync(dirname(file), { recursive: true });
-  const tmp = `${file}.smarter-compact-${process.pid}.tmp`;
-  writeFileSync(tmp, text, mode === undefined ? undefined : { mode });
-  renameSync(tmp, file);
-}
-
-function readIfThere(file) {
-  try {
-    return readFileSync(file, "utf8");
-  } catch (e) {
-    if (e.code === "ENOENT") return null;
-    throw codedError("E_CONFIG", `cannot read ${file}: ${e.message}`, e);
-  }
-}
 
 /** Entries of other installs (npm name) in the host's array: for a note. */
 function npmEntries(text, host) {

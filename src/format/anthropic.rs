@@ -3,10 +3,7 @@
 
 use serde_json::Value;
 
-use super::{
-    content_text, is_synthetic, object, other, prepend_to_content, set_nth_text, string_field,
-    WireFormat,
-};
+use super::{content_text, is_synthetic, object, other, string_field, WireFormat};
 use crate::error::{Error, Result};
 use crate::message::{Block, Message, Role};
 
@@ -64,15 +61,8 @@ impl WireFormat for Anthropic {
         }
     }
 
-    fn set_text(&self, msg: &mut Value, nth: usize, text: &str) {
-        set_nth_text(msg.get_mut("content"), nth, text);
-    }
-
-    fn prepend_text(&self, msg: &mut Value, text: &str) {
-        if let Some(obj) = msg.as_object_mut() {
-            let content = obj.entry("content").or_insert(Value::Null);
-            prepend_to_content(content, text, true);
-        }
+    fn string_content_as_parts(&self) -> bool {
+        true
     }
 
     fn strip_signed_thinking(&self, msg: &mut Value) -> bool {

@@ -21,10 +21,20 @@ pub trait WireFormat: Sync {
     fn view(&self, msg: &Value, index: usize) -> Result<Message>;
     /// Replaces the content of the tool result answering `call_id` with `text`.
     fn set_tool_result_text(&self, msg: &mut Value, call_id: &str, text: &str);
+    /// Whether a string `content` becomes a list of text parts when text is put in front of it
+    /// (otherwise the text is joined in front of the string).
+    fn string_content_as_parts(&self) -> bool;
     /// Replaces the `nth` text block (counting text blocks only, as in the view) with `text`.
-    fn set_text(&self, msg: &mut Value, nth: usize, text: &str);
+    fn set_text(&self, msg: &mut Value, nth: usize, text: &str) {
+        set_nth_text(msg.get_mut("content"), nth, text);
+    }
     /// Puts `text` in front of the message's content as its own text.
-    fn prepend_text(&self, msg: &mut Value, text: &str);
+    fn prepend_text(&self, msg: &mut Value, text: &str) {
+        if let Some(obj) = msg.as_object_mut() {
+            let content = obj.entry("content").or_insert(Value::Null);
+            prepend_to_content(content, text, self.string_content_as_parts());
+        }
+    }
     /// Removes signed and redacted thinking; returns false (and leaves the message as it was)
     /// when there is none or removing it would leave the message empty.
     fn strip_signed_thinking(&self, msg: &mut Value) -> bool;
