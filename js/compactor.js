@@ -187,6 +187,23 @@ class Compactor {
     }
   }
 
+  /**
+   * Writes the store to its file now. Backends that write through (bun:sqlite, node:sqlite,
+   * better-sqlite3) have nothing to do; sql.js keeps the database in memory and otherwise writes it
+   * a second after the last change. Call it before another process reads the file (the MCP server,
+   * `smarter-compact status`). Never throws: returns false when the write failed, and `status()`
+   * then says why.
+   */
+  flush() {
+    try {
+      this.#shim?.flush?.();
+      return true;
+    } catch (e) {
+      this.#storeError ??= { code: "E_STORE", message: `could not write the store: ${e?.message ?? e}`, at: new Date().toISOString() };
+      return false;
+    }
+  }
+
   /** Runs `fn(engine)`; engine errors come out as coded Errors. */
   async #call(fn) {
     try {

@@ -59,6 +59,9 @@ export interface Compactor {
   compactNow(): Promise<void>;
   /** Thresholds, trims, fail-opens, usage. */
   status(): Promise<Record<string, unknown>>;
+  /** Writes the store to its file now (sql.js otherwise writes a second after the last change), so
+   * another process reading the file sees every message so far; false when the write failed. */
+  flush(): boolean;
   close(): Promise<void>;
 }
 

@@ -93,12 +93,15 @@ async function rewrite(route, headers, raw, pool, glue) {
   const { stripped, markers } = route.format === "anthropic" ? stripMarkers(list) : { stripped: list, markers: new Map() };
   const res = await c.transform(stripped, { format: route.format, model: String(body.model ?? ""), overheadTokens: glue.estimateTokens(outside) });
   const stats = res.stats;
-  if (stats.fail_open) return { body: raw, encoded: true, outcome: "fail-open", sessionId, stats };
+  // The agent's recall tools run in another process (the MCP server) and read the store's file:
+  // what this request added must be on disk before the model can ask for it.
+  const flushed = c.flush();
+  if (stats.fail_open) return { body: raw, encoded: true, outcome: "fail-open", sessionId, stats, flushed };
   const messages = res.sources ? restoreMarkers(res.messages, res.sources, markers, { stripped, messages: list }) : res.messages;
   const same = messages.length === list.length && messages.every((m, i) => m === list[i]);
-  if (same) return { body: raw, encoded: true, outcome: "unchanged", sessionId, stats };
+  if (same) return { body: raw, encoded: true, outcome: "unchanged", sessionId, stats, flushed };
   body[route.field] = messages;
-  return { body: Buffer.from(JSON.stringify(body), "utf8"), encoded: false, outcome: "rewritten", sessionId, stats };
+  return { body: Buffer.from(JSON.stringify(body), "utf8"), encoded: false, outcome: "rewritten", sessionId, stats, flushed };
 }
 
 function forward(target, req, res, body, keepEncoding) {
@@ -149,7 +152,7 @@ export async function startProxy({ port = Number(process.env.CONTEXT_PROXY_PORT 
   };
   const glue = await engineModule();
   const pool = compactorPool({ stateDir, ...(config ?? {}) });
-  const stats = { started_at: new Date().toISOString(), requests: 0, rewritten: 0, unchanged: 0, fail_opens: 0, passed_through: 0, upstream_errors: 0, sessions: new Set() };
+  const stats = { started_at: new Date().toISOString(), requests: 0, rewritten: 0, unchanged: 0, fail_opens: 0, passed_through: 0, upstream_errors: 0, store_write_errors: 0, sessions: new Set() };
   const server = http.createServer((req, res) => {
     handle(req, res).catch(() => {
       if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
@@ -186,6 +189,7 @@ export async function startProxy({ port = Number(process.env.CONTEXT_PROXY_PORT 
       }
     }
     if (out.sessionId) stats.sessions.add(out.sessionId);
+    if (out.flushed === false) stats.store_write_errors++;
     if (out.outcome === "rewritten") stats.rewritten++;
     else if (out.outcome === "unchanged") stats.unchanged++;
     else if (out.outcome === "fail-open") stats.fail_opens++;

@@ -2,7 +2,8 @@
 // streaming as it arrives, headers, fail-open, and no open relay.
 import assert from "node:assert/strict";
 import http from "node:http";
-import { mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync } from "node:fs";
+import Database from "better-sqlite3";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -210,4 +211,36 @@ test("fail-open, upstream errors as sent, no open relay", async () => {
     assert.equal(r.status, 502);
     assert.match((await r.json()).error.message, /upstream unreachable/);
   });
+});
+
+test("with sql.js the store is on disk before the request goes upstream (the MCP server reads the file)", async () => {
+  // sql.js keeps the database in memory and writes it a second after the last change; the agent's
+  // recall tools run in another process and read the file, so the proxy writes it at once.
+  const stateDir = mkdtempSync(join(tmpdir(), "sc-proxy-"));
+  const up = await upstream();
+  const proxy = await startProxy({ port: 0, upstreams: { anthropic: up.url }, stateDir, config: { trimAtTokens: 3000, sqlite: "sql.js" } });
+  try {
+    // The first request opens the store (which can take longer than sql.js's write delay); the
+    // second, one exchange later, is the one whose new messages must be on disk at once.
+    let body;
+    for (const turns of [30, 31]) {
+      body = claudeBody(turns);
+      const r = await post(`http://127.0.0.1:${proxy.port}/v1/messages`, body, { "x-claude-code-session-id": "s-flush" });
+      assert.equal(r.status, 200);
+      await r.text();
+    }
+    const file = join(stateDir, "context", "sessions", "claude-s-flush.db");
+    assert.ok(existsSync(file), "the store file exists when the upstream has the request");
+    const db = new Database(file, { readonly: true });
+    try {
+      assert.equal(db.prepare("SELECT count(*) AS n FROM messages").get().n, body.messages.length, "every message of the request is in the file");
+    } finally {
+      db.close();
+    }
+    const health = await (await fetch(`http://127.0.0.1:${proxy.port}/health`)).json();
+    assert.equal(health.store_write_errors, 0);
+  } finally {
+    await proxy.close();
+    await up.close();
+  }
 });
