@@ -1,8 +1,13 @@
 // Child process of the SQL tool: runs one checked read-only query on its own read-only
 // connection and prints {columns, rows, truncated} (or {error}) as JSON. Running it in a child
 // is what bounds its time: none of the JS SQLite backends exposes a progress handler or an
-// interrupt, so the parent kills this process at the deadline.
+// interrupt, so the parent kills this process at the deadline. It prints READY (a line) on
+// stdout once the database is open, just before the query: the parent's deadline starts there.
+// SMARTER_COMPACT_SQL_START_DELAY_MS (tests only) delays the start, as a loaded machine does.
 import { openSqlite } from "./shims/index.js";
+
+const delay = Number(process.env.SMARTER_COMPACT_SQL_START_DELAY_MS ?? 0);
+if (delay > 0) await new Promise((r) => setTimeout(r, delay));
 
 const chunks = [];
 for await (const c of process.stdin) chunks.push(c);
@@ -24,6 +29,7 @@ try {
       // older SQLite without the pragma: the guard and the deadline still hold
     }
   }
+  process.stdout.write("READY\n");
   const { columns, rows } = db.iterate(sql);
   const taken = [];
   let truncated = false;

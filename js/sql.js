@@ -1,17 +1,26 @@
 // The SQL tool's runner on the host side: the engine's guard has already checked the statement;
 // here it runs in a child process on a read-only connection, with a deadline and caps.
+//
+// The deadline counts the query only. The child first boots a runtime and loads a SQLite
+// backend (hundreds of ms for sql.js's wasm, much more on a loaded machine); it prints READY once
+// the database is open and the query is about to run, and the deadline starts there. Before
+// READY a separate, generous start-up bound applies, with its own error.
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { codedError } from "./errors.js";
 
 const RUNNER = fileURLToPath(new URL("./sql-runner.js", import.meta.url));
-/** Default deadline of one query. */
+/** Default deadline of one query, counted from the runner's READY line. */
 export const SQL_TIMEOUT_MS = 5000;
+/** Default bound on the runner's start-up (spawn to READY: runtime boot, backend load, open). */
+export const SQL_STARTUP_MS = 60000;
+/** The line the runner prints on stdout before it runs the query. */
+export const READY_LINE = "READY\n";
 /** Largest answer accepted from the child. */
 const MAX_STDOUT = 16 * 1024 * 1024;
 
 /** Runs a checked statement read-only; resolves to {columns, rows, truncated}. */
-export function runReadonlySql({ kind, path, sql, maxRows, timeoutMs = SQL_TIMEOUT_MS }) {
+export function runReadonlySql({ kind, path, sql, maxRows, timeoutMs = SQL_TIMEOUT_MS, startupMs = SQL_STARTUP_MS }) {
   return new Promise((resolve, reject) => {
     // The host's own runtime runs the child: Node, Bun, a Bun-compiled app such as OpenCode
     // (BUN_BE_BUN makes it act as bun), or Electron (ELECTRON_RUN_AS_NODE makes it act as node).
@@ -22,15 +31,29 @@ export function runReadonlySql({ kind, path, sql, maxRows, timeoutMs = SQL_TIMEO
     const out = [];
     let size = 0;
     let why = null;
+    let ready = false;
     const stop = (reason) => {
       why ??= reason;
       child.kill("SIGKILL");
     };
-    const timer = setTimeout(() => stop(`the query ran longer than ${timeoutMs} ms and was stopped`), timeoutMs);
+    let timer = setTimeout(() => stop(`the query runner did not start within ${startupMs} ms and was stopped`), startupMs);
     child.stdout.on("data", (c) => {
       size += c.length;
-      if (size > MAX_STDOUT) stop("the result is too large");
-      else out.push(c);
+      if (size > MAX_STDOUT) return stop("the result is too large");
+      out.push(c);
+      if (ready) return;
+      const head = Buffer.concat(out);
+      if (head.length < READY_LINE.length) return;
+      if (head.subarray(0, READY_LINE.length).toString("utf8") !== READY_LINE) {
+        ready = true; // no READY line (an error before the query): the answer is all there is
+        clearTimeout(timer);
+        return;
+      }
+      ready = true;
+      out.length = 0;
+      out.push(head.subarray(READY_LINE.length));
+      clearTimeout(timer);
+      timer = setTimeout(() => stop(`the query ran longer than ${timeoutMs} ms and was stopped`), timeoutMs);
     });
     child.stderr.resume();
     child.on("error", (e) => {
