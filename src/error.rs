@@ -93,6 +93,17 @@ impl Error {
             reason: reason.into(),
         }
     }
+
+    /// A message whose role the wire format does not know (the role is quoted, at most 30 chars).
+    pub fn unknown_role(index: usize, role: &str) -> Self {
+        Error::malformed(
+            index,
+            format!(
+                "unknown role {:?}",
+                role.chars().take(30).collect::<String>()
+            ),
+        )
+    }
 }
 
 /// Result with the crate's [`Error`].

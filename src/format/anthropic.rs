@@ -17,15 +17,7 @@ impl WireFormat for Anthropic {
             "user" => Role::User,
             "assistant" => Role::Assistant,
             "system" => Role::System,
-            other => {
-                return Err(Error::malformed(
-                    index,
-                    format!(
-                        "unknown role {:?}",
-                        other.chars().take(30).collect::<String>()
-                    ),
-                ))
-            }
+            other => return Err(Error::unknown_role(index, other)),
         };
         let blocks = match obj.get("content") {
             Some(Value::String(s)) => vec![Block::Text(s.clone())],

@@ -19,15 +19,7 @@ impl WireFormat for OpenAi {
             "user" => Role::User,
             "assistant" => Role::Assistant,
             "tool" => Role::Tool,
-            other => {
-                return Err(Error::malformed(
-                    index,
-                    format!(
-                        "unknown role {:?}",
-                        other.chars().take(30).collect::<String>()
-                    ),
-                ))
-            }
+            other => return Err(Error::unknown_role(index, other)),
         };
         let mut blocks = Vec::new();
         if role == Role::Tool {
