@@ -23,7 +23,8 @@ export function sessionPath(stateDir, sessionId) {
 /**
  * A compactor for one session. `transform` never throws unless `strict` is set: on any error
  * (a malformed request, a broken store, a trapped engine) the request goes out unchanged and
- * `stats.fail_open` is true; the next request tries again.
+ * `stats.fail_open` is true; the next request tries again. A read-only compactor only reads an
+ * existing store: it never creates, migrates or writes it (its `transform` fails E_READONLY).
  */
 class Compactor {
   #sessionId;
@@ -40,14 +41,16 @@ class Compactor {
   #bank = null;
   #bankShim = null;
   #embedding = null;
+  #readonly;
 
-  constructor(sessionId, stateDir, options, sqlite, embedder) {
+  constructor(sessionId, stateDir, options, sqlite, embedder, readonly) {
     this.#sessionId = sessionId;
     this.#stateDir = stateDir;
     this.#path = sessionPath(stateDir, sessionId);
     this.#options = options;
     this.#sqlite = sqlite;
     this.#embedderOption = embedder;
+    this.#readonly = readonly;
   }
 
   /** The embedder to use: the caller's, none (false), or the process-wide one if a model exists. */
@@ -95,8 +98,13 @@ class Compactor {
     this.#glue.validateId(this.#sessionId);
     try {
       this.#shim ??= await this.#openShim();
-      this.#engine = new this.#glue.Engine(this.#sessionId, this.#options, this.#shim);
-      await this.#attachBank(this.#engine);
+      if (this.#readonly) {
+        // No bank either: recall and episodes belong to requests, which a reader never makes.
+        this.#engine = this.#glue.Engine.openReadonly(this.#sessionId, this.#options, this.#shim);
+      } else {
+        this.#engine = new this.#glue.Engine(this.#sessionId, this.#options, this.#shim);
+        await this.#attachBank(this.#engine);
+      }
     } catch (e) {
       this.#closeShim();
       throw e.code ? e : codedError("E_STORE", `cannot open the session store: ${e.message}`, e);
@@ -107,12 +115,14 @@ class Compactor {
   async #openShim() {
     const s = this.#sqlite;
     if (s && typeof s === "object") return s;
+    const backend = typeof s === "string" ? s : undefined;
+    if (this.#readonly) return openSqlite({ path: this.#path, backend, readonly: true });
     try {
       mkdirSync(dirname(this.#path), { recursive: true });
     } catch (e) {
       throw codedError("E_STORE", `cannot create ${dirname(this.#path)}: ${e.message}`, e);
     }
-    return openSqlite({ path: this.#path, backend: typeof s === "string" ? s : undefined });
+    return openSqlite({ path: this.#path, backend });
   }
 
   #closeShim() {
@@ -226,11 +236,12 @@ class Compactor {
     if (!MODES.has(mode)) throw codedError("E_ARG", 'mode must be "auto", "fts" or "hybrid"');
     const embedder = mode === "fts" ? null : await this.#embedder();
     if (mode === "hybrid") {
-      // Forced: every stored chunk gets its vector first, so the ranking is fully hybrid.
+      // Forced: every stored chunk gets its vector first, so the ranking is fully hybrid (read-only:
+      // with the vectors the writer stored, as nothing can be written back).
       if (!embedder) throw codedError("E_NO_MODEL", 'mode "hybrid" needs the embedding model; "auto" falls back to full-text without it');
       await this.settled();
       await this.#live();
-      await embedBacklog(embedder, () => (this.#engine ? { engine: this.#engine, bank: null } : null));
+      if (!this.#readonly) await embedBacklog(embedder, () => (this.#engine ? { engine: this.#engine, bank: null } : null));
     }
     const qv = embedder ? (await embedder.embed([query]))[0] : undefined;
     return await this.#call((e) => e.search(query, limit, scope, qv));
@@ -262,11 +273,12 @@ class Compactor {
     let engine = null;
     try {
       engine = (await this.#live()).status();
+      if (this.#readonly) this.#storeError = null; // a reader's error is only ever about opening
     } catch (e) {
       const err = this.#forget(e);
       this.#storeError ??= { code: err.code, message: err.message, at: new Date().toISOString() };
     }
-    const base = { session_id: this.#sessionId, store: { path: this.#path, backend: this.#shim?.kind ?? null, ok: true, error: null } };
+    const base = { session_id: this.#sessionId, store: { path: this.#path, backend: this.#shim?.kind ?? null, readonly: this.#readonly, ok: true, error: null } };
     if (this.#storeError) base.store = { ...base.store, ok: false, error: this.#storeError };
     const status = { ...(engine ?? {}), ...base };
     status.fail_opens = Math.max(engine?.fail_opens ?? 0, this.#failOpens);
@@ -315,14 +327,16 @@ function asCodedCall(fn) {
  * backend of the runtime. `embedder`: an embedder from `createEmbedder()`, `false` for none, or by
  * default the process-wide one when the model is installed (used in the background only). Rejects
  * only for an unusable session id (E_BAD_ID): a store that cannot be opened makes requests pass
- * through unchanged until it can.
+ * through unchanged until it can. `readonly: true` opens the existing store to read it only
+ * (status, search, sql, get): nothing is created or written; a missing store is E_NO_SESSION and
+ * a store sql.js cannot read fully (another process's WAL) E_STORE_WAL, both in `status().store`.
  */
-export async function createCompactor({ sessionId, stateDir, sqlite, config, embedder } = {}) {
+export async function createCompactor({ sessionId, stateDir, sqlite, config, embedder, readonly = false } = {}) {
   if (typeof sessionId !== "string") throw codedError("E_BAD_ID", "sessionId must be a string");
   const glue = await engineModule();
   asCodedCall(() => glue.validateId(sessionId));
   const dir = resolveStateDir(stateDir);
-  return new Compactor(sessionId, dir, engineOptions(dir, config), sqlite, embedder);
+  return new Compactor(sessionId, dir, engineOptions(dir, config), sqlite, embedder, readonly === true);
 }
 
 /** Version of the engine. */

@@ -74,6 +74,7 @@ export function createCompactor(opts: {
   sqlite?: string | object;
   /** Used in the background only; `false` for none; default: the package's model when installed. */
   embedder?: Embedder | false;
+  /** Open the existing store to read it only: nothing is created or written (E_NO_SESSION, E_STORE_WAL, E_READONLY). */ readonly?: boolean;
 }): Promise<Compactor>;
 
 /** The sentence embedder (all-MiniLM-L6-v2, 384 floats, unit length) in a worker thread. */

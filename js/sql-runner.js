@@ -42,6 +42,8 @@ try {
   }
   out = { columns, rows: taken, truncated };
 } catch (e) {
-  out = { error: String(e?.message ?? e) };
+  // A coded refusal to open (E_NO_SESSION, E_STORE_WAL) keeps its code; a failed query is E_SQL.
+  const code = typeof e?.code === "string" && e.code.startsWith("E_") ? e.code : undefined;
+  out = { error: String(e?.message ?? e), code };
 }
 process.stdout.write(JSON.stringify(out));

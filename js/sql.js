@@ -69,7 +69,7 @@ export function runReadonlySql({ kind, path, sql, maxRows, timeoutMs = SQL_TIMEO
       } catch {
         return reject(codedError("E_SQL", "the query runner stopped without an answer (out of memory?)"));
       }
-      if (res.error) return reject(codedError("E_SQL", res.error));
+      if (res.error) return reject(codedError(res.code ?? "E_SQL", res.error));
       resolve(res);
     });
     child.stdin.end(JSON.stringify({ kind, path, sql, maxRows }));

@@ -5,7 +5,9 @@ const k = (n) => (n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n ?? 0));
 export function statusText(s) {
   const lines = [`smarter-compact ${s.version ?? ""} · session ${s.session_id}`.trim()];
   const st = s.store ?? {};
-  lines.push(st.ok ? `store: ${st.backend ?? "?"} at ${st.path}` : `store: NOT AVAILABLE (${st.error?.code}: ${st.error?.message}) — requests pass through unchanged until it is`);
+  if (st.ok) lines.push(`store: ${st.backend ?? "?"} at ${st.path}${st.readonly ? " (read-only)" : ""}`);
+  else if (st.readonly) lines.push(`store: NOT READABLE (${st.error?.code}: ${st.error?.message})`);
+  else lines.push(`store: NOT AVAILABLE (${st.error?.code}: ${st.error?.message}) — requests pass through unchanged until it is`);
   if (s.trim_at_table) {
     const table = s.trim_at_override ? `${s.trim_at_override} tokens for every model (CONTEXT_TRIM_AT_TOKENS)` : s.trim_at_table.map(([p, t]) => `${p} ${k(t)}`).join(", ");
     lines.push(`trim at: ${table}; in-flight turn trimmed to ${s.trim_to_fraction} of it; tool results over ${s.compress_over_tokens} tokens compressed`);

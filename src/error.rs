@@ -48,13 +48,19 @@ pub enum Error {
     /// The session store failed (SQLite error, unwritable file, locked database).
     #[error("store: {0}")]
     Store(String),
+    /// A write asked of a store opened read-only (a reader never writes a store).
+    #[error("read-only store: {0}")]
+    ReadOnly(String),
+    /// There is no session store to read: no database file, or one without the session schema.
+    #[error("no session: {0}")]
+    NoSession(String),
     /// The sentence embedder failed: an unreadable model or tokenizer, or a failed inference.
     #[error("embedder: {0}")]
     Embed(String),
 }
 
 /// Every code [`Error::code`] returns.
-pub const ERROR_CODES: [&str; 11] = [
+pub const ERROR_CODES: [&str; 13] = [
     "E_JSON",
     "E_MALFORMED",
     "E_ORPHAN_RESULT",
@@ -65,6 +71,8 @@ pub const ERROR_CODES: [&str; 11] = [
     "E_SQL_REFUSED",
     "E_SQL",
     "E_STORE",
+    "E_READONLY",
+    "E_NO_SESSION",
     "E_EMBED",
 ];
 
@@ -82,6 +90,8 @@ impl Error {
             Error::SqlRefused(_) => "E_SQL_REFUSED",
             Error::Sql(_) => "E_SQL",
             Error::Store(_) => "E_STORE",
+            Error::ReadOnly(_) => "E_READONLY",
+            Error::NoSession(_) => "E_NO_SESSION",
             Error::Embed(_) => "E_EMBED",
         }
     }

@@ -98,12 +98,12 @@ export async function newestSession(stateDir) {
 }
 
 /**
- * Opens the compactor of an existing session (its id validated first). A session with no
- * database is E_NO_SESSION: reading tools must not create an empty store.
+ * Opens the read-only compactor of an existing session (its id validated first). A session with
+ * no database is E_NO_SESSION: reading tools must not create an empty store, nor write one.
  */
 export async function openSession(stateDir, sessionId) {
   const dir = resolveStateDir(stateDir);
-  const c = await createCompactor({ sessionId, stateDir: dir }); // E_BAD_ID for an unusable id
+  const c = await createCompactor({ sessionId, stateDir: dir, readonly: true }); // E_BAD_ID for an unusable id
   if (!existsSync(sessionPath(dir, sessionId))) {
     await c.close();
     throw codedError("E_NO_SESSION", `no session ${JSON.stringify(sessionId)} in ${sessionsDir(dir)}`);

@@ -60,7 +60,7 @@ export function renderTable(rows) {
 export async function allStatuses(stateDir) {
   const rows = [];
   for (const s of listSessions(stateDir)) {
-    const c = await createCompactor({ sessionId: s.id, stateDir }).catch(() => null);
+    const c = await createCompactor({ sessionId: s.id, stateDir, readonly: true }).catch(() => null);
     if (!c) continue; // a file whose name is not a session id: not ours
     try {
       rows.push(row(await c.status(), (await lastRequestAt(s.path)) ?? s.mtimeMs));
@@ -71,13 +71,14 @@ export async function allStatuses(stateDir) {
   return rows.sort((a, b) => (b.last_activity ?? "").localeCompare(a.last_activity ?? "") || a.session.localeCompare(b.session));
 }
 
-/** `status [--session ID] [--json]`. */
+/** `status [--session ID] [--json]`: read-only; exit 1 when a store could not be read (what it
+ * says instead of figures is why). */
 export async function statusCommand({ session, json, stateDir: explicit }, out) {
   const stateDir = resolveStateDir(explicit);
   if (session) {
     const s = await withSession(stateDir, session, (c) => c.status());
     out(json ? JSON.stringify(s, null, 2) : s.text);
-    return 0;
+    return s.store?.ok === false ? 1 : 0;
   }
   const rows = await allStatuses(stateDir);
   if (json) out(JSON.stringify({ state_dir: stateDir, sessions: rows }, null, 2));
@@ -86,5 +87,5 @@ export async function statusCommand({ session, json, stateDir: explicit }, out) 
     out(`smarter-compact sessions in ${sessionsDir(stateDir)}`);
     out(renderTable(rows));
   }
-  return 0;
+  return rows.some((r) => r.store_error) ? 1 : 0;
 }

@@ -2,6 +2,7 @@
 // better-sqlite3 if installed, then sql.js (always there). SMARTER_COMPACT_SQLITE or the
 // `backend` option forces one; a host may also pass its own shim object.
 import { codedError } from "../errors.js";
+import { mustExist } from "./common.js";
 
 /** Backend names in the order they are tried. */
 export const BACKENDS = ["bun:sqlite", "node:sqlite", "better-sqlite3", "sql.js"];
@@ -25,9 +26,12 @@ export function defaultBackends() {
 }
 
 /** Opens a SQLite database file with the first backend that loads. A backend that cannot be
- * loaded is skipped; a database that cannot be opened is an E_STORE error. */
+ * loaded is skipped; a database that cannot be opened is an E_STORE error. `readonly` opens an
+ * existing file to read it only (E_NO_SESSION when it is missing; nothing is ever written, and
+ * sql.js refuses with E_STORE_WAL a file whose `-wal` another process is writing). */
 export async function openSqlite({ path, backend = process.env.SMARTER_COMPACT_SQLITE, readonly = false } = {}) {
   if (backend && !OPENERS[backend]) throw codedError("E_ARG", `unknown SQLite backend ${JSON.stringify(backend)}; one of ${BACKENDS.join(", ")}`);
+  if (readonly) mustExist(path);
   const skipped = [];
   for (const kind of backend ? [backend] : defaultBackends()) {
     let mod;
@@ -41,6 +45,7 @@ export async function openSqlite({ path, backend = process.env.SMARTER_COMPACT_S
         skipped.push(`${kind}: ${e.message}`);
         continue;
       }
+      if (typeof e?.code === "string" && e.code.startsWith("E_")) throw e; // the shim's own coded refusal
       throw codedError("E_STORE", `cannot open ${path} with ${kind}: ${e.message}`, e);
     }
   }

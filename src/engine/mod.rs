@@ -97,6 +97,11 @@ impl<S: Store> Engine<S> {
         &self.config
     }
 
+    /// Whether the store refuses writes (opened read-only).
+    pub fn is_read_only(&self) -> bool {
+        self.store.is_read_only()
+    }
+
     /// The store, e.g. for search and SQL.
     pub fn store_mut(&mut self) -> &mut S {
         &mut self.store
@@ -118,7 +123,13 @@ impl<S: Store> Engine<S> {
     }
 
     /// Rewrites one request: a JSON array of messages (or host items) in `opts.format`.
+    /// E_READONLY on a store opened read-only: every request is recorded.
     pub fn transform(&mut self, request_json: &str, opts: &TransformOptions) -> Result<Outcome> {
+        if self.store.is_read_only() {
+            return Err(Error::ReadOnly(
+                "cannot rewrite a request: the session store was opened read-only".into(),
+            ));
+        }
         let raws: Vec<&RawValue> = serde_json::from_str(request_json).map_err(|e| {
             Error::Json(format!("the request must be a JSON array of messages: {e}"))
         })?;

@@ -5,8 +5,10 @@
 
 use super::Engine;
 use crate::error::Result;
-use crate::store::vectors::{self, Pending};
-use crate::store::{get, hybrid_search, Found, Page, Scope, Sql, SqlStore};
+use crate::store::vectors::{self, Coverage, Pending};
+use crate::store::{
+    get, hybrid_search, search, Found, Page, Scope, Sql, SqlStore, Store, EMBEDDINGS_SINCE,
+};
 
 impl<S: Sql> Engine<SqlStore<S>> {
     /// `smart_compact_search`: the best `limit` hits for `query` in `scope`, hybrid when the
@@ -18,17 +20,30 @@ impl<S: Sql> Engine<SqlStore<S>> {
         scope: Scope,
         query_vec: Option<&[f32]>,
     ) -> Result<Found> {
+        if self.store.schema_version() < EMBEDDINGS_SINCE {
+            // An older store read as it is: no embeddings, full-text only.
+            let hits = search(self.store.db(), query, limit, scope)?;
+            return Ok(Found {
+                hits,
+                mode: "fts",
+                coverage: Coverage::default(),
+            });
+        }
         hybrid_search(self.store.db(), query, limit, scope, query_vec)
     }
 
-    /// Chunks waiting for the host's embedder.
+    /// Chunks waiting for the host's embedder (none on a read-only store: nothing could be
+    /// written back, nor on an older store without embeddings).
     pub fn pending_vectors(&mut self, limit: usize) -> Result<Vec<Pending>> {
+        if self.store.is_read_only() || self.store.schema_version() < EMBEDDINGS_SINCE {
+            return Ok(Vec::new());
+        }
         vectors::pending(self.store.db(), limit)
     }
 
-    /// Stores a chunk's vector computed by the host's embedder.
+    /// Stores a chunk's vector computed by the host's embedder; E_READONLY on a read-only store.
     pub fn put_vector(&mut self, hash: &str, model: &str, vec: &[f32]) -> Result<()> {
-        vectors::put(self.store.db(), hash, model, vec)
+        vectors::put(self.store.db_for_write()?, hash, model, vec)
     }
 
     /// `smart_compact_get`: a page of the full text of a compressed output or a message.

@@ -17,7 +17,7 @@ pub use guard::{check_sql, SqlRows, MAX_ROWS};
 pub use hybrid::{hybrid_search, Found};
 pub use ids::{validate_id, MAX_ID_LEN};
 pub use in_memory::MemStore;
-pub use schema::{migrate, SCHEMA_DOC, SCHEMA_VERSION};
+pub use schema::{migrate, readable_version, EMBEDDINGS_SINCE, SCHEMA_DOC, SCHEMA_VERSION};
 pub use search::{
     bm25, defuse, index_terms, match_expr, render_hits, search, snippet, Hit, Scope, FENCE_CLOSE,
     FENCE_OPEN, MAX_HITS,
@@ -127,6 +127,10 @@ pub trait Store {
     fn blob(&mut self, id: &str) -> Result<Option<Blob>>;
     /// What the store holds, for status.
     fn counts(&mut self) -> Result<StoreCounts>;
+    /// Whether every write is refused (a store opened only to be read).
+    fn is_read_only(&self) -> bool {
+        false
+    }
 }
 
 /// What a store holds.

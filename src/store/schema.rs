@@ -7,6 +7,9 @@ use crate::error::{Error, Result};
 /// Version this engine writes; a database with a higher version is left alone.
 pub const SCHEMA_VERSION: i64 = 2;
 
+/// The schema version that added embedding chunks and vectors.
+pub const EMBEDDINGS_SINCE: i64 = 2;
+
 /// Tokenizer of the full-text indexes: words split on punctuation, `_` kept inside identifiers.
 const TOKENIZE: &str = "tokenize=unicode61 \"tokenchars=_\"";
 
@@ -98,21 +101,53 @@ CREATE TABLE vectors (
     ]
 }
 
+/// The schema version recorded in `meta` (0 when there is none yet).
+fn recorded_version<S: Sql + ?Sized>(db: &mut S) -> Result<i64> {
+    Ok(db
+        .query("SELECT value FROM meta WHERE key = 'schema_version'", &[])?
+        .into_iter()
+        .next()
+        .map_or(0, |r| r[0].as_i64()))
+}
+
+fn newer(version: i64) -> Error {
+    Error::Store(format!(
+        "the session database has schema version {version}, newer than this engine's {SCHEMA_VERSION}; upgrade smarter-compact"
+    ))
+}
+
+/// The schema version of a database that is only to be read, found without creating or changing
+/// anything: E_NO_SESSION when it holds no session schema (a new or foreign database), E_STORE
+/// when a newer engine wrote it. An older version is returned as it is: its tables are read as
+/// they are, and what they lack (embeddings before version 2) is reported as absent.
+pub fn readable_version<S: Sql + ?Sized>(db: &mut S) -> Result<i64> {
+    let has_meta = !db
+        .query(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
+            &[],
+        )?
+        .is_empty();
+    let version = if has_meta { recorded_version(db)? } else { 0 };
+    if version < 1 {
+        return Err(Error::NoSession(
+            "the database holds no session store (no schema version recorded)".into(),
+        ));
+    }
+    if version > SCHEMA_VERSION {
+        return Err(newer(version));
+    }
+    Ok(version)
+}
+
 /// Creates or upgrades the schema; refuses a database written by a newer version.
 pub fn migrate<S: Sql + ?Sized>(db: &mut S) -> Result<()> {
     db.exec(
         "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
         &[],
     )?;
-    let current = db
-        .query("SELECT value FROM meta WHERE key = 'schema_version'", &[])?
-        .into_iter()
-        .next()
-        .map_or(0, |r| r[0].as_i64());
+    let current = recorded_version(db)?;
     if current > SCHEMA_VERSION {
-        return Err(Error::Store(format!(
-            "the session database has schema version {current}, newer than this engine's {SCHEMA_VERSION}; upgrade smarter-compact"
-        )));
+        return Err(newer(current));
     }
     let all = migrations();
     transaction(db, |db| {

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use super::schema::migrate;
+use super::schema::{migrate, readable_version, SCHEMA_VERSION};
 use super::search::index_terms;
 use super::sql::{transaction, Sql, SqlValue};
 use super::{Loaded, RequestRecord, RequestWrite, Store, StoreCounts, Usage};
@@ -16,18 +16,59 @@ use crate::VERSION;
 /// A session store over one SQLite database.
 pub struct SqlStore<S: Sql> {
     db: S,
+    /// Opened with [`SqlStore::open_readonly`]: every write is refused with E_READONLY.
+    read_only: bool,
+    /// Schema version of the database as opened.
+    version: i64,
 }
 
 impl<S: Sql> SqlStore<S> {
     /// Opens the store, creating or upgrading its schema.
     pub fn open(mut db: S) -> Result<Self> {
         migrate(&mut db)?;
-        Ok(SqlStore { db })
+        Ok(SqlStore {
+            db,
+            read_only: false,
+            version: SCHEMA_VERSION,
+        })
     }
 
-    /// The database, for search and the SQL tool.
+    /// Opens an existing store to read it only: no schema is created, no migration runs, and
+    /// every write ([`Store::commit`], [`SqlStore::db_for_write`]) fails with E_READONLY. A
+    /// database without the session schema is E_NO_SESSION, one from a newer engine E_STORE; an
+    /// older schema is read as it is.
+    pub fn open_readonly(mut db: S) -> Result<Self> {
+        let version = readable_version(&mut db)?;
+        Ok(SqlStore {
+            db,
+            read_only: true,
+            version,
+        })
+    }
+
+    /// The schema version of the database (an older one only when opened read-only).
+    pub fn schema_version(&self) -> i64 {
+        self.version
+    }
+
+    /// The database, for reading: search, get, the SQL tool.
     pub fn db(&mut self) -> &mut S {
         &mut self.db
+    }
+
+    /// The database, for a write; E_READONLY on a read-only store.
+    pub fn db_for_write(&mut self) -> Result<&mut S> {
+        self.writable("write")?;
+        Ok(&mut self.db)
+    }
+
+    fn writable(&self, what: &str) -> Result<()> {
+        if self.read_only {
+            return Err(Error::ReadOnly(format!(
+                "cannot {what}: the session store was opened read-only"
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -98,6 +139,7 @@ impl<S: Sql> Store for SqlStore<S> {
     }
 
     fn commit(&mut self, w: &RequestWrite) -> Result<()> {
+        self.writable("record a request")?;
         let now = int(w.request.at_ms);
         transaction(&mut self.db, |db| {
             let blobs: HashMap<&str, &Blob> = w.blobs.iter().map(|b| (b.id.as_str(), b)).collect();
@@ -125,6 +167,10 @@ impl<S: Sql> Store for SqlStore<S> {
                   int(r.trimmed as i64), int(r.compressed), int(r.prefix_reused as i64), int(r.over_limit as i64), int(r.fail_open as i64), VERSION.into()],
             )
         })
+    }
+
+    fn is_read_only(&self) -> bool {
+        self.read_only
     }
 
     fn counts(&mut self) -> Result<StoreCounts> {

@@ -86,7 +86,7 @@ pub fn config(options: JsValue) -> Result<Config> {
 struct Constants {
     version: &'static str,
     formats: [&'static str; 5],
-    error_codes: [&'static str; 11],
+    error_codes: [&'static str; 13],
     env_keys: [&'static str; 5],
     vector_dim: usize,
     max_search_hits: usize,

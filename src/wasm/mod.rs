@@ -82,6 +82,22 @@ impl Engine {
         Ok(Engine { inner })
     }
 
+    /// Opens the engine over an existing session store to read it only: no schema is created
+    /// or migrated, and every write (`transform`, `putVectors`) throws E_READONLY. A database
+    /// without a session store throws E_NO_SESSION.
+    #[wasm_bindgen(js_name = openReadonly)]
+    pub fn open_readonly(
+        session_id: &str,
+        #[wasm_bindgen(unchecked_param_type = "EngineOptions")] options: JsValue,
+        sqlite: SqliteHost,
+    ) -> Result<Engine> {
+        validate_id(session_id).map_err(error)?;
+        let config = convert::config(options)?;
+        let store = SqlStore::open_readonly(JsSql(sqlite)).map_err(error)?;
+        let inner = CoreEngine::open(store, config).map_err(error)?;
+        Ok(Engine { inner })
+    }
+
     /// Rewrites one request: `messages` is the JSON text of the wire messages. Returns JSON text
     /// `{"rewrite": [[start, end] | {"from": [..], "items": [..]}], "stats": {...}}`.
     pub fn transform(

@@ -22,6 +22,17 @@ impl NativeSql {
             .expect("wal");
         NativeSql(c)
     }
+
+    /// A read-only connection to an existing database file, as the hosts' shims open one for a
+    /// reader: never creates the file, never writes it.
+    pub fn open_readonly(path: &Path) -> rusqlite::Result<NativeSql> {
+        let c = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        c.busy_timeout(Duration::from_secs(5))?;
+        Ok(NativeSql(c))
+    }
 }
 
 fn to_sql(p: &SqlValue) -> RValue {

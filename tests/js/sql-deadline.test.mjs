@@ -53,6 +53,6 @@ test("a runner that does not get ready is stopped by the start-up bound, with it
 test("an error before the query (no READY line) comes back as that error", async () => {
   await assert.rejects(
     runReadonlySql({ kind: KIND, path: join(dir, "missing", "none.sqlite"), sql: "SELECT 1", maxRows: 10 }),
-    (e) => e.code === "E_SQL" && !/ran longer|did not start|without an answer/.test(e.message),
+    (e) => e.code === "E_NO_SESSION" && !/ran longer|did not start|without an answer/.test(e.message),
   );
 });
