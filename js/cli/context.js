@@ -7,6 +7,7 @@ import { asCoded } from "../errors.js";
 import { engineModule } from "../wasm.js";
 import { UsageError } from "./args.js";
 import { writeAtomic } from "./files.js";
+import { tomlEditor } from "./toml-edit.js";
 
 /** The lines that differ between two texts (common head and tail left out). */
 export function changedLines(before, after) {
@@ -32,10 +33,10 @@ export async function contextSet({ pattern, tokens, stateDir: explicit }, out) {
   } catch (e) {
     if (e.code !== "ENOENT") throw e;
   }
-  const glue = await engineModule();
+  const editor = await tomlEditor();
   let after;
   try {
-    after = glue.setTrimAt(before, pattern, Number(tokens));
+    after = editor.setTrimAt(before, pattern, Number(tokens));
   } catch (e) {
     throw asCoded(e);
   }

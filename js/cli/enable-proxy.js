@@ -10,7 +10,7 @@ import { readIfThere, writeAtomic } from "./files.js";
 import { resolveStateDir } from "../config.js";
 import { codedError } from "../errors.js";
 import { ensureProxy, proxyPort } from "../proxy/daemon.js";
-import { engineModule } from "../wasm.js";
+import { tomlEditor } from "./toml-edit.js";
 
 const CLI = fileURLToPath(new URL("../cli.js", import.meta.url));
 const NAME = "smarter-compact";
@@ -58,14 +58,14 @@ const codex = {
   label: "Codex",
   files: () => ({ config: join(process.env.CODEX_HOME ?? join(homedir(), ".codex"), "config.toml") }),
   async enable(url, stateDir) {
-    const glue = await engineModule();
+    const editor = await tomlEditor();
     const f = this.files();
     let text = readIfThere(f.config) ?? "";
     const current = /^\s*model_provider\s*=\s*"([^"]*)"/m.exec(text)?.[1];
     if (current && current !== NAME) {
       throw codedError("E_CONFIG", `${f.config} already sets model_provider = "${current}"; the proxy forwards to OpenAI's API (SMARTER_COMPACT_OPENAI_UPSTREAM to change it) — remove that line first`);
     }
-    const set = (path, value) => (text = glue.tomlSet(text, path, value));
+    const set = (path, value) => (text = editor.tomlSet(text, path, value));
     set(["model_provider"], NAME);
     set(["model_providers", NAME, "name"], "smarter-compact (loopback proxy)");
     set(["model_providers", NAME, "base_url"], `${url}/v1`);
@@ -76,12 +76,12 @@ const codex = {
     return [[f.config, text]];
   },
   async disable() {
-    const glue = await engineModule();
+    const editor = await tomlEditor();
     const f = this.files();
     let text = readIfThere(f.config);
     if (text === null) return [];
-    for (const path of [["mcp_servers", NAME], ["model_providers", NAME]]) text = glue.tomlRemove(text, path);
-    if (/^\s*model_provider\s*=\s*"smarter-compact"/m.test(text)) text = glue.tomlRemove(text, ["model_provider"]);
+    for (const path of [["mcp_servers", NAME], ["model_providers", NAME]]) text = editor.tomlRemove(text, path);
+    if (/^\s*model_provider\s*=\s*"smarter-compact"/m.test(text)) text = editor.tomlRemove(text, ["model_provider"]);
     return [[f.config, text]];
   },
 };

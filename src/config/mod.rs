@@ -4,8 +4,10 @@
 
 use std::collections::BTreeMap;
 
+#[cfg(feature = "edit")]
 mod edit;
 
+#[cfg(feature = "edit")]
 pub use edit::{set_trim_at, toml_remove, toml_set};
 
 use serde_json::Value;

@@ -2,6 +2,8 @@
 //! values (options, stats, status, hits, pages) cross as plain JS objects through
 //! `serde-wasm-bindgen`; only the message list and the engine's rewrite of it cross as JSON text,
 //! because their bytes are what the prompt cache sees.
+// The TOML-edit build (no `engine-api`) uses only the error conversions.
+#![cfg_attr(not(feature = "engine-api"), allow(dead_code))]
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;

@@ -1,23 +1,36 @@
 //! The WebAssembly boundary: the only place that knows about JavaScript. It converts and
 //! forwards; every decision is made in the core. Errors cross as real JS `Error`s carrying a
-//! stable `code`.
+//! stable `code`. The engine's API is feature `engine-api` (on by default); the CLI's TOML-edit
+//! build has only feature `edit` (src/wasm/edit.rs).
 
+#[cfg(feature = "engine-api")]
 mod bank;
 mod convert;
+#[cfg(feature = "edit")]
+mod edit;
 #[cfg(feature = "embed")]
 mod embed;
+#[cfg(feature = "engine-api")]
 mod sql;
 
-use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
+#[cfg(feature = "engine-api")]
 use crate::engine::{Engine as CoreEngine, TransformOptions};
+#[cfg(feature = "engine-api")]
 use crate::memory::compact_context::{compact_context, Signals};
+#[cfg(feature = "engine-api")]
 use crate::store::vectors::DIM;
+#[cfg(feature = "engine-api")]
 use crate::store::{check_sql, render_hits, validate_id, Scope, SqlRows, SqlStore, SCHEMA_DOC};
+#[cfg(feature = "engine-api")]
 use convert::{arg, error, from_js, json, to_js, Result};
+#[cfg(feature = "engine-api")]
+use serde_json::Value;
+#[cfg(feature = "engine-api")]
 use sql::{JsSql, SqliteHost};
 
+#[cfg(feature = "engine-api")]
 #[wasm_bindgen(typescript_custom_section)]
 const RESULT_TYPES: &'static str = r#"
 /** What configures an engine; `config` takes camelCase or snake_case keys. */
@@ -48,6 +61,7 @@ pub fn take_panic() -> Option<String> {
 }
 
 /// The contracts shared with JavaScript: formats, error codes, environment keys, limits.
+#[cfg(feature = "engine-api")]
 #[wasm_bindgen]
 pub fn constants() -> Result<JsValue> {
     convert::constants()
@@ -55,17 +69,20 @@ pub fn constants() -> Result<JsValue> {
 
 /// The configuration an engine would run with, from the same options as [`Engine::new`],
 /// without opening a store.
+#[cfg(feature = "engine-api")]
 #[wasm_bindgen(js_name = resolveConfig)]
 pub fn resolve_config(options: JsValue) -> Result<JsValue> {
     to_js(&convert::config(options)?)
 }
 
 /// The engine for one session, as seen from JavaScript.
+#[cfg(feature = "engine-api")]
 #[wasm_bindgen]
 pub struct Engine {
     inner: CoreEngine<SqlStore<JsSql>>,
 }
 
+#[cfg(feature = "engine-api")]
 #[wasm_bindgen]
 impl Engine {
     /// Opens the engine for a session over the host's SQLite connection.
@@ -199,12 +216,14 @@ impl Engine {
 }
 
 /// Checks a statement for the SQL tool; returns it ready to run read-only, or throws E_SQL_REFUSED.
+#[cfg(feature = "engine-api")]
 #[wasm_bindgen(js_name = checkSql)]
 pub fn check_sql_js(sql: &str) -> Result<String> {
     check_sql(sql).map_err(error)
 }
 
 /// Renders the read-only runner's result `{columns, rows, truncated}` for the model.
+#[cfg(feature = "engine-api")]
 #[wasm_bindgen(js_name = renderSqlRows)]
 pub fn render_sql_rows(result: JsValue) -> Result<String> {
     let rows: SqlRows = from_js(result, "SQL result")?;
@@ -212,18 +231,21 @@ pub fn render_sql_rows(result: JsValue) -> Result<String> {
 }
 
 /// The session database schema as the SQL tool describes it.
+#[cfg(feature = "engine-api")]
 #[wasm_bindgen(js_name = schemaDoc)]
 pub fn schema_doc() -> String {
     SCHEMA_DOC.to_string()
 }
 
 /// Version of the engine (the writer version of rows it stores).
+#[cfg(feature = "engine-api")]
 #[wasm_bindgen]
 pub fn version() -> String {
     crate::VERSION.to_string()
 }
 
 /// Throws E_BAD_ID unless `id` is usable as a session or blob id.
+#[cfg(feature = "engine-api")]
 #[wasm_bindgen(js_name = validateId)]
 pub fn validate_id_js(id: &str) -> Result<()> {
     validate_id(id).map_err(error)
@@ -231,6 +253,7 @@ pub fn validate_id_js(id: &str) -> Result<()> {
 
 /// `compact_context` over `{role, content}` messages; `signals` is
 /// `{similarity?: number[] | null, coverage?: number[] | null}`. Returns `{kept, stats}`.
+#[cfg(feature = "engine-api")]
 #[wasm_bindgen(js_name = compactContext)]
 pub fn compact_context_js(
     messages: JsValue,
@@ -252,24 +275,15 @@ pub fn compact_context_js(
     to_js(&serde_json::json!({ "kept": c.kept, "stats": c.stats }))
 }
 
-/// `config.toml` text with `[context_proxy.trim_at]` `pattern = tokens` set; comments kept.
-#[wasm_bindgen(js_name = setTrimAt)]
-pub fn set_trim_at_js(toml_text: &str, pattern: &str, tokens: f64) -> Result<String> {
-    if tokens.fract() != 0.0 || !(0.0..=f64::from(u32::MAX)).contains(&tokens) {
-        return Err(arg(format!(
-            "tokens must be a whole number in 1000..=10000000, got {tokens}"
-        )));
-    }
-    crate::config::set_trim_at(toml_text, pattern, tokens as u32).map_err(error)
-}
-
 /// Estimated tokens of a text (the engine's own estimate), e.g. a host's system prompt.
+#[cfg(feature = "engine-api")]
 #[wasm_bindgen(js_name = estimateTokens)]
 pub fn estimate_tokens(text: &str) -> u32 {
     crate::tokens::estimate_text(text)
 }
 
 /// The text `compact_context` scores for each `{role, content}` message.
+#[cfg(feature = "engine-api")]
 #[wasm_bindgen(js_name = messageTexts)]
 pub fn message_texts(messages: JsValue) -> Result<Vec<String>> {
     let msgs: Vec<Value> = from_js(messages, "messages must be an array")?;
@@ -279,23 +293,9 @@ pub fn message_texts(messages: JsValue) -> Result<Vec<String>> {
         .collect())
 }
 
-/// TOML text with the key at `path` set to `value`; comments kept.
-#[wasm_bindgen(js_name = tomlSet)]
-pub fn toml_set_js(text: &str, path: Vec<String>, value: JsValue) -> Result<String> {
-    let value = json(value, "value")?;
-    let path: Vec<&str> = path.iter().map(String::as_str).collect();
-    crate::config::toml_set(text, &path, &value).map_err(error)
-}
-
-/// TOML text without the key or table at `path`.
-#[wasm_bindgen(js_name = tomlRemove)]
-pub fn toml_remove_js(text: &str, path: Vec<String>) -> Result<String> {
-    let path: Vec<&str> = path.iter().map(String::as_str).collect();
-    crate::config::toml_remove(text, &path).map_err(error)
-}
-
 /// Panics with `message`: lets the tests check that a panic's message reaches the host's `Error`
 /// and that the host replaces the aborted instance. Never called by the package itself.
+#[cfg(feature = "engine-api")]
 #[doc(hidden)]
 #[wasm_bindgen(js_name = __panicForTests)]
 pub fn panic_for_tests(message: &str) {

@@ -56,7 +56,7 @@ test("the tarball imports and runs under Node 20, Node 22 and Bun", { timeout: 2
   const manifest = JSON.parse(fs.readFileSync(path.join(pkg.dir, "package.json"), "utf8"));
   assert.deepEqual(manifest.pi.extensions, ["./js/hosts/pi.js"]);
   assert.ok(!fs.readdirSync(pkg.dir).includes("src"), "no Rust sources in the package");
-  for (const f of ["models/minilm-l6-v2.onnx", "models/tokenizer.json", "pkg-embed/smarter_compact_bg.wasm"]) {
+  for (const f of ["models/minilm-l6-v2.onnx", "models/tokenizer.json", "pkg-embed/smarter_compact_bg.wasm", "pkg-edit/smarter_compact_bg.wasm"]) {
     assert.ok(fs.existsSync(path.join(pkg.dir, f)), `${f} is in the package`);
   }
 });

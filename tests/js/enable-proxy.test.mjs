@@ -68,6 +68,22 @@ test("enable codex, again, then disable: config.toml back byte for byte; a forei
   }
 });
 
+test("enable|disable codex on a config.toml that is not TOML: E_ARG, the file untouched, no proxy started", () => {
+  const home = tempDir("sc-codex-bad-");
+  const e = env(home);
+  mkdirSync(join(home, ".codex"), { recursive: true });
+  const file = join(home, ".codex", "config.toml");
+  const broken = 'model = "gpt-5.5"\n[profiles\n';
+  writeFileSync(file, broken);
+  for (const action of ["enable", "disable"]) {
+    const r = run([action, "codex"], { env: e });
+    assert.equal(r.code, 1, action);
+    assert.match(r.stderr, /E_ARG: .*not valid TOML: .*line 2/, action);
+    assert.doesNotMatch(r.stdout, /proxy (started|running)/, action);
+    assert.equal(readFileSync(file, "utf8"), broken, action);
+  }
+});
+
 test("adding then removing a property gives the same bytes back, whatever the file looks like", async () => {
   const { addProperty, removeProperty } = await import("../../npm/js/cli/json-props.js");
   const { parse } = await import("jsonc-parser");

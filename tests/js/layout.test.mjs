@@ -46,3 +46,21 @@ test("the proxy does not import a host plugin", () => {
     for (const d of deps) assert.ok(!relative(JS, d).startsWith("hosts"), `${relative(JS, f)} imports ${relative(JS, d)}`);
   }
 });
+
+test("the engine wasm has no TOML editor; the CLI's edit build has only that", () => {
+  const wasm = (dir) => readFileSync(fileURLToPath(new URL(`../../npm/${dir}/smarter_compact_bg.wasm`, import.meta.url)));
+  const exportsOf = (bytes) => WebAssembly.Module.exports(new WebAssembly.Module(bytes)).map((e) => e.name);
+  const engine = exportsOf(wasm("pkg"));
+  const edit = exportsOf(wasm("pkg-edit"));
+  for (const name of ["setTrimAt", "tomlSet", "tomlRemove"]) {
+    assert.ok(!engine.includes(name), `the engine exports ${name}`);
+    assert.ok(edit.includes(name), `the edit build lacks ${name}`);
+  }
+  for (const name of ["resolveConfig", "engine_new", "engine_transform"]) {
+    assert.ok(engine.includes(name), `the engine lacks ${name}`);
+    assert.ok(!edit.includes(name), `the edit build exports ${name}`);
+  }
+  // The engine keeps its name section: no function of toml_edit was linked in.
+  assert.ok(wasm("pkg").includes("compact_context"), "the engine's name section is there");
+  assert.ok(!wasm("pkg").includes("toml_edit"), "toml_edit code in the engine wasm");
+});
