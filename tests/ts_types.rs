@@ -130,6 +130,7 @@ impl Decls {
             "string" => v.is_string(),
             "boolean" => v.is_boolean(),
             "null" => v.is_null(),
+            "true" | "false" => v.as_bool() == Some(ty == "true"),
             _ if ty.starts_with('"') => v.as_str() == Some(ty.trim_matches('"')),
             _ if ty.starts_with("Record<") => v.is_object(),
             _ if ty.ends_with("[]") => {
@@ -297,6 +298,7 @@ fn the_checker_rejects_an_undeclared_key_a_missing_key_and_a_wrong_type() {
         assert!(d.check("Coverage", &bad, "c").is_err(), "{bad}");
     }
     assert!(d.check("Hit", &json!({}), "h").is_err());
+    assert!(d.check("false", &json!(true), "f").is_err());
     assert!(d
         .check("[string, number]", &json!(["a", 1, 2]), "t")
         .is_err());

@@ -94,8 +94,9 @@ export interface Stats {
   trimmed: boolean;
   /** Tool results (or runaway assistant texts) compressed on this request. */
   compressed: number;
-  /** Always false from the engine; the host sets it when the request went out unchanged. */
-  fail_open: boolean;
+  /** Always false from the engine: a request that went out unchanged has the host's
+   * fail-open stats instead (js/index.d.ts). */
+  fail_open: false;
   messages_before: number;
   messages_after: number;
   /** Threshold in force for this model. */
