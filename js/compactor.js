@@ -192,6 +192,7 @@ class Compactor {
       }
       return {
         messages,
+        sources: Array.isArray(messages) ? messages.map((_, i) => i) : [],
         stats: { before_tokens: null, after_tokens: null, trimmed: false, compressed: 0, fail_open: true, error: { code: err.code, message: err.message } },
       };
     }
@@ -342,4 +343,9 @@ export async function createCompactor({ sessionId, stateDir, sqlite, config, emb
 /** Version of the engine. */
 export async function version() {
   return (await engineModule()).version();
+}
+
+/** The engine's contracts: formats, error codes, environment keys, limits. */
+export async function constants() {
+  return (await engineModule()).constants();
 }

@@ -1,10 +1,59 @@
-// Types of the public API of smarter-compact.
+// Types of the public API of smarter-compact. The engine's values (stats, status, hits, pages,
+// SQL rows, constants, error codes) are declared once, in the engine (src/wasm/types.d.ts, built
+// into pkg/smarter_compact.d.ts), and re-exported here; this file adds what the JS side makes.
 
-/** Wire formats `transform` accepts: OpenAI Chat Completions, Anthropic Messages, Pi's agent
- * messages, OpenCode's `{info, parts}` messages, OpenAI Responses `input` items. */
-export type Format = "openai" | "anthropic" | "pi" | "opencode" | "responses";
+import type {
+  CompactStats,
+  Constants,
+  EngineErrorCode,
+  Format,
+  GetResult,
+  MemoryBank,
+  SearchResult,
+  SqliteHost,
+  SqlRows,
+  Stats,
+  Status,
+} from "../pkg/smarter_compact.js";
 
-/** Configuration a host may pass; environment variables and config.toml fill the rest. */
+export type {
+  CompactContextResult,
+  CompactStats,
+  Constants,
+  Coverage,
+  EngineConfig,
+  EngineErrorCode,
+  EnvKey,
+  Format,
+  GetResult,
+  Hit,
+  LastTrim,
+  MemoryBank,
+  Page,
+  PendingVector,
+  SearchResult,
+  SqliteHost,
+  SqlParam,
+  SqlRows,
+  Stats,
+  Status,
+  StoreCounts,
+  Usage,
+} from "../pkg/smarter_compact.js";
+
+/** Codes the JS side adds: an unexpected failure, a wasm panic, a missing embedding model. */
+export type HostErrorCode = "E_INTERNAL" | "E_PANIC" | "E_NO_MODEL";
+
+/** Every code an error of the API can carry. */
+export type ErrorCode = EngineErrorCode | HostErrorCode;
+
+/** An `Error` named SmarterCompactError with a stable `code`. */
+export interface SmarterCompactError<C extends string = ErrorCode> extends Error {
+  name: "SmarterCompactError";
+  code: C;
+}
+
+/** Configuration a host may pass (camelCase); environment variables and config.toml fill the rest. */
 export interface Config {
   /** One threshold for every model (CONTEXT_TRIM_AT_TOKENS). */
   trimAtTokens?: number;
@@ -16,31 +65,45 @@ export interface Config {
   compactionRecall?: boolean;
   /** Tools never compressed nor trimmed from the in-flight turn. */
   protectedTools?: string[];
+  /** Name of the memory bank (`<state dir>/context/banks/<name>.db`). */
+  memoryBank?: string;
 }
 
-/** What happened to one request. */
-export interface Stats {
-  before_tokens: number | null;
-  after_tokens: number | null;
-  /** A new cut was made on this request. */
-  trimmed: boolean;
-  /** Tool results compressed on this request. */
-  compressed: number;
-  /** The request went out unchanged because of an error. */
-  fail_open: boolean;
-  messages_before?: number;
-  messages_after?: number;
-  trim_at?: number;
-  /** Over the threshold only by what the rules never remove. */
-  over_limit?: boolean;
-  /** The request starts with the previous rewritten request byte for byte. */
-  prefix_reused?: boolean;
-  cut?: number;
-  removed_messages?: number;
-  warnings?: string[];
-  /** Set when fail_open is true. */
-  error?: { code: string; message: string };
+/** The SQLite backends, in the order they are tried. */
+export type BackendName = "bun:sqlite" | "node:sqlite" | "better-sqlite3" | "sql.js";
+
+/** A connection a host passes instead of a backend name; `kind` and `path` enable the SQL tool. */
+export interface HostSqlite extends SqliteHost {
+  kind?: BackendName;
+  path?: string;
+  /** Writes pending changes to the file (backends that keep the database in memory). */
+  flush?(): void;
+  close?(): void;
 }
+
+/** A connection opened by `openSqlite`. */
+export interface SqliteShim extends SqliteHost {
+  kind: BackendName;
+  path: string;
+  /** Runs a read-only query, streaming its rows. */
+  iterate(sql: string): { columns: string[]; rows: Iterable<unknown[]> };
+  close(): void;
+  /** sql.js only: writes the in-memory database to its file now. */
+  flush?(): void;
+  /** sql.js only: milliseconds the last write to the file took. */
+  lastExportMs?: number;
+}
+
+/** Opens a SQLite database file with the first backend that loads (or `backend`); rejects with
+ * E_ARG for an unknown backend name, E_STORE when the database cannot be opened. */
+export function openSqlite(opts: {
+  path: string;
+  backend?: BackendName;
+  readonly?: boolean;
+}): Promise<SqliteShim>;
+
+/** Path of a session's database under a state directory. */
+export function sessionPath(stateDir: string, sessionId: string): string;
 
 export interface TransformOptions {
   model?: string;
@@ -51,17 +114,87 @@ export interface TransformOptions {
   overheadTokens?: number;
 }
 
+/** The stats of a request that went out unchanged because of an error. */
+export interface FailOpenStats {
+  before_tokens: null;
+  after_tokens: null;
+  trimmed: false;
+  compressed: 0;
+  fail_open: true;
+  error: { code: ErrorCode; message: string };
+}
+
+/** A rewritten request: kept messages are the caller's own objects, edited ones new objects;
+ * `sources[k]` is the input index of output message k. A fail-open returns the caller's array
+ * itself (`sources` then maps each message to itself). */
+export interface TransformResult<M> {
+  messages: M[];
+  /** `stats.fail_open` tells which. */
+  stats: Stats | FailOpenStats;
+  sources: number[];
+}
+
+/** Why the session store is unavailable. */
+export interface StoreError {
+  code: ErrorCode;
+  message: string;
+  /** ISO time of the failure. */
+  at: string;
+}
+
+/** `context_status`: the engine's status (absent while the store cannot be opened), the store,
+ * and the text the tool shows. */
+export type CompactorStatus = Partial<Status> & {
+  session_id: string;
+  store: { path: string; backend: BackendName | null; ok: boolean; error: StoreError | null };
+  fail_opens: number;
+  text: string;
+};
+
+export type SearchScope = "trimmed" | "all";
+export type SearchMode = "auto" | "fts" | "hybrid";
+
+export interface SearchOptions {
+  /** Most hits (8; at most `constants().maxSearchHits`). */
+  limit?: number;
+  /** `trimmed`: what is not in the model's context (default); `all`: the whole session. */
+  scope?: SearchScope;
+  /** `auto`: hybrid once embeddings exist; `fts`: full-text; `hybrid`: embeds the backlog first. */
+  mode?: SearchMode;
+}
+
+/** The answer of the SQL tool: the rows and the text for the model. */
+export type SqlResult = SqlRows & { text: string };
+
+/** What `compactContext` uses from a session. */
+export interface MemoryContext {
+  embedder: Embedder | null;
+  bank: MemoryBank | null;
+  source: string;
+}
+
 export interface Compactor {
-  /** Rewrites one request; never throws unless `strict`. Kept messages are the caller's own objects,
-   * edited ones new objects; `sources[k]` is the input index of output message k, in every format. */
-  transform<M>(messages: M[], opts?: TransformOptions): Promise<{ messages: M[]; stats: Stats; sources: number[] }>;
+  /** Rewrites one request; never throws unless `strict`. */
+  transform<M>(messages: M[], opts?: TransformOptions): Promise<TransformResult<M>>;
   /** Makes the next `transform` trim, whatever the request's size. */
   compactNow(): Promise<void>;
-  /** Thresholds, trims, fail-opens, usage. */
-  status(): Promise<Record<string, unknown>>;
+  /** `smart_compact_search`: ranked hits; rejects with E_ARG for a bad query or option, E_NO_MODEL
+   * for `mode: "hybrid"` without the model. */
+  search(query: string, opts?: SearchOptions): Promise<SearchResult>;
+  /** `smart_compact_get`: a page of a compressed output (by blob id) or of a message (by number). */
+  get(id: string | number, opts?: { start_line?: number; end_line?: number }): Promise<GetResult>;
+  /** `smart_compact_sql`: one read-only query (at most 200 rows, stopped after `timeoutMs`). */
+  sql(statement: string, opts?: { timeoutMs?: number }): Promise<SqlResult>;
+  /** `context_status`: thresholds, store, trims, fail-opens, usage. */
+  status(): Promise<CompactorStatus>;
   /** Writes the store to its file now (sql.js otherwise writes a second after the last change), so
    * another process reading the file sees every message so far; false when the write failed. */
   flush(): boolean;
+  /** Waits until the background embedding round, if any, is done. */
+  settled(): Promise<void>;
+  /** The embedder, the memory bank and the source name `compactContext` uses for this session. */
+  memoryContext(): Promise<MemoryContext>;
+  /** Flushes and releases the store and the bank. */
   close(): Promise<void>;
 }
 
@@ -70,8 +203,8 @@ export function createCompactor(opts: {
   sessionId: string;
   stateDir?: string;
   config?: Config;
-  /** A SQLite backend name ("bun:sqlite", "node:sqlite", "better-sqlite3", "sql.js") or a shim. */
-  sqlite?: string | object;
+  /** A SQLite backend name or a connection; by default the best backend of the runtime. */
+  sqlite?: BackendName | HostSqlite;
   /** Used in the background only; `false` for none; default: the package's model when installed. */
   embedder?: Embedder | false;
   /** Open the existing store to read it only: nothing is created or written (E_NO_SESSION, E_STORE_WAL, E_READONLY). */ readonly?: boolean;
@@ -79,16 +212,96 @@ export function createCompactor(opts: {
 
 /** The sentence embedder (all-MiniLM-L6-v2, 384 floats, unit length) in a worker thread. */
 export interface Embedder {
+  /** One vector per text, in order. */
   embed(texts: string[]): Promise<Float32Array[]>;
+  /** Ends the worker thread; pending requests reject with E_EMBED. */
   close(): Promise<void>;
   info: { dim: number; model: string; modelDir: string; loadMs: number };
 }
 
-/** Starts the embedder; rejects with E_NO_MODEL when the model or module is missing, E_EMBED when unloadable. */
+/** Starts the embedder; rejects with E_NO_MODEL when the model or module is missing, E_EMBED when
+ * unloadable. */
 export function createEmbedder(opts?: { modelDir?: string | URL }): Promise<Embedder>;
+
+/** A conversation turn `compactContext` scores. */
+export interface ContextMessage {
+  role: string;
+  content?: unknown;
+}
+
+export interface CompactContextArgs<M extends ContextMessage = ContextMessage> {
+  messages: M[];
+  /** The upcoming task; biases the scoring towards what is needed next. */
+  query?: string;
+  /** Fraction of the tokens to keep, 0.05–1.0 (0.4). */
+  target_ratio?: number;
+  /** Record capped excerpts of novel dropped turns in the memory bank. */
+  distill_novel?: boolean;
+}
+
+/** `compact_context`'s statistics; `distilled` and `distill_note` with `distill_novel`. */
+export type CompactContextStats = CompactStats & { distilled?: number; distill_note?: string };
+
+/** Keeps the best-scoring messages up to `target_ratio` of the tokens, verbatim and in order.
+ * `opts.embedder`: `undefined` for the package's model when installed, `null` for none. */
+export function compactContext<M extends ContextMessage>(
+  args: CompactContextArgs<M>,
+  opts?: { embedder?: Embedder | null; bank?: MemoryBank | null; source?: string },
+): Promise<{ messages: M[]; stats: CompactContextStats }>;
+
+/** The names of the tools. */
+export type ToolName =
+  | "smart_compact_search"
+  | "smart_compact_sql"
+  | "smart_compact_get"
+  | "compact_context"
+  | "context_status";
+
+/** A tool for a model: name, description, JSON-schema parameters. */
+export interface ToolDefinition {
+  name: ToolName;
+  description: string;
+  parameters: {
+    type: "object";
+    properties: Record<string, Record<string, unknown>>;
+    required?: string[];
+  };
+}
+
+/** The five tools, with the same names, schemas and answers in every host. */
+export function toolDefinitions(): Promise<ToolDefinition[]>;
+
+/** Runs a tool for a model and returns the text of its answer; rejects with a coded error for
+ * bad arguments or a failed query. `compact_context` needs no session. */
+export function runTool(
+  compactor: Compactor,
+  name: ToolName,
+  args?: Record<string, unknown>,
+): Promise<string>;
+export function runTool(
+  compactor: null | undefined,
+  name: "compact_context",
+  args: CompactContextArgs,
+): Promise<string>;
 
 /** Version of the engine. */
 export function version(): Promise<string>;
 
-/** An `Error` named SmarterCompactError with a stable `code`. */
-export function codedError(code: string, message: string, cause?: unknown): Error & { code: string };
+/** The engine's contracts: formats, error codes, environment keys, limits. */
+export function constants(): Promise<Constants>;
+
+/** Builds an `Error` named SmarterCompactError with a stable `code`. */
+export function codedError<C extends string>(
+  code: C,
+  message: string,
+  cause?: unknown,
+): SmarterCompactError<C>;
+
+/** Options of the OpenCode plugin and the Pi extension: the configuration keys, plus where the
+ * stores live and which SQLite backend they use. */
+export interface HostOptions extends Config {
+  stateDir?: string;
+  sqlite?: BackendName | HostSqlite;
+}
+
+export { default } from "./hosts/opencode.js";

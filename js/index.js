@@ -1,6 +1,6 @@
 // The public API of smarter-compact: one compactor per session, its tools, the embedder. The
 // default export is the OpenCode plugin (OpenCode then ignores the named exports).
-export { createCompactor, sessionPath, version } from "./compactor.js";
+export { constants, createCompactor, sessionPath, version } from "./compactor.js";
 export { codedError } from "./errors.js";
 export { openSqlite } from "./shims/index.js";
 export { toolDefinitions, runTool } from "./tools.js";

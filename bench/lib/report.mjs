@@ -364,7 +364,7 @@ export function writeReport({ bench, out, reportDir, config, quick, command }) {
     L.push(speedSection(speed, bench, lat, proxy));
   }
   L.push(realModelSection(mock, real));
-  L.push(REPRODUCE(command));
+  L.push(REPRODUCE());
   writeFileSync(join(reportDir, "REPORT.md"), `${L.join("\n")}\n`);
 }
 
@@ -534,7 +534,7 @@ function METHOD(config, mech) {
 `;
 }
 
-function REPRODUCE(command) {
+function REPRODUCE() {
   return `## Reproduce
 
 \`\`\`sh

@@ -63,7 +63,7 @@ async function ingest() {
   const bytes = JSON.stringify(s).length;
   let c = await createCompactor({ sessionId: "ingest", stateDir: tmp(), embedder: false, sqlite: backend });
   let a = now();
-  let r = await c.transform(s, { model: opts.model, format: "openai" });
+  const r = await c.transform(s, { model: opts.model, format: "openai" });
   const bulkMs = now() - a;
   if (r.stats.fail_open) throw new Error(r.stats.error?.message);
   await c.close();
@@ -107,7 +107,6 @@ async function ingest() {
     const buildMs = now() - a;
     const ids = [];
     const words = [];
-    const ms = [];
     for (let i = 0; i < 40; i++) {
       const id = `L${String(Math.floor(((i * 7919) % rows))).padStart(6, "0")}`;
       a = now();

@@ -2,7 +2,7 @@
 // host's own config file, or takes it out. Idempotent; the rest of the file is left byte for byte.
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { codedError } from "../errors.js";
 import { addEntry, removeEntry } from "./jsonc-edit.js";

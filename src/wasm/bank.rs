@@ -35,6 +35,7 @@ impl MemoryBank {
     }
 
     /// Up to `limit` memories waiting for a vector: `[[id, text], …]`.
+    #[wasm_bindgen(unchecked_return_type = "[number, string][]")]
     pub fn pending(&mut self, limit: u32) -> Result<JsValue> {
         to_js(&self.inner.pending(limit as usize).map_err(error)?)
     }

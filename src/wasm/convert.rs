@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::prelude::*;
 
 use crate::config::{Config, ENV_KEYS};
 use crate::error::ERROR_CODES;
@@ -19,6 +19,12 @@ use crate::format::Format;
 use crate::store::{vectors::DIM, MAX_HITS, MAX_ID_LEN, MAX_ROWS, PAGE_LINES};
 
 pub type Result<T> = std::result::Result<T, JsValue>;
+
+/// The TypeScript types of every value crossing this boundary (options, stats, status, hits,
+/// pages, constants, error codes), declared once in `types.d.ts` and emitted by wasm-bindgen into
+/// `pkg/smarter_compact.d.ts`; `tests/ts_types.rs` checks them against the core's serialisation.
+#[wasm_bindgen(typescript_custom_section)]
+const TYPES: &'static str = include_str!("types.d.ts");
 
 /// A core error as a real JS `Error` named `SmarterCompactError`, with its stable `code`.
 pub fn error(e: crate::Error) -> JsValue {

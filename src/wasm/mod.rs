@@ -30,24 +30,6 @@ use serde_json::Value;
 #[cfg(feature = "engine-api")]
 use sql::{JsSql, SqliteHost};
 
-#[cfg(feature = "engine-api")]
-#[wasm_bindgen(typescript_custom_section)]
-const RESULT_TYPES: &'static str = r#"
-/** What configures an engine; `config` takes camelCase or snake_case keys. */
-export interface EngineOptions {
-  config?: Record<string, unknown>;
-  env?: Record<string, string>;
-  toml?: string | null;
-}
-/** How the host describes one request. */
-export interface RequestOptions {
-  format?: string;
-  model?: string;
-  overheadTokens?: number;
-  nowMs?: number;
-}
-"#;
-
 /// Keeps panic messages for [`take_panic`]; runs when the module is instantiated.
 #[wasm_bindgen(start)]
 pub fn start() {
@@ -62,7 +44,7 @@ pub fn take_panic() -> Option<String> {
 
 /// The contracts shared with JavaScript: formats, error codes, environment keys, limits.
 #[cfg(feature = "engine-api")]
-#[wasm_bindgen]
+#[wasm_bindgen(unchecked_return_type = "Constants")]
 pub fn constants() -> Result<JsValue> {
     convert::constants()
 }
@@ -70,8 +52,10 @@ pub fn constants() -> Result<JsValue> {
 /// The configuration an engine would run with, from the same options as [`Engine::new`],
 /// without opening a store.
 #[cfg(feature = "engine-api")]
-#[wasm_bindgen(js_name = resolveConfig)]
-pub fn resolve_config(options: JsValue) -> Result<JsValue> {
+#[wasm_bindgen(js_name = resolveConfig, unchecked_return_type = "EngineConfig")]
+pub fn resolve_config(
+    #[wasm_bindgen(unchecked_param_type = "EngineOptions")] options: JsValue,
+) -> Result<JsValue> {
     to_js(&convert::config(options)?)
 }
 
@@ -140,17 +124,20 @@ impl Engine {
     }
 
     /// The session status.
+    #[wasm_bindgen(unchecked_return_type = "Status")]
     pub fn status(&mut self) -> Result<JsValue> {
         to_js(&self.inner.status())
     }
 
     /// The configuration in force.
+    #[wasm_bindgen(unchecked_return_type = "EngineConfig")]
     pub fn config(&self) -> Result<JsValue> {
         to_js(self.inner.config())
     }
 
     /// `smart_compact_search`: `{hits, text, mode, coverage}`. `scope` is `trimmed` or `all`;
     /// `query_vec` (the query's embedding) makes it hybrid when vectors exist.
+    #[wasm_bindgen(unchecked_return_type = "SearchResult")]
     pub fn search(
         &mut self,
         query: &str,
@@ -178,7 +165,7 @@ impl Engine {
     }
 
     /// Up to `limit` chunks waiting for vectors: `[{hash, text}]`.
-    #[wasm_bindgen(js_name = pendingVectors)]
+    #[wasm_bindgen(js_name = pendingVectors, unchecked_return_type = "PendingVector[]")]
     pub fn pending_vectors(&mut self, limit: u32) -> Result<JsValue> {
         to_js(&self.inner.pending_vectors(limit as usize).map_err(error)?)
     }
@@ -204,6 +191,7 @@ impl Engine {
     }
 
     /// `smart_compact_get`: `{page, text}`; 0 means "not given".
+    #[wasm_bindgen(unchecked_return_type = "GetResult")]
     pub fn get(&mut self, id: &str, start_line: u32, end_line: u32) -> Result<JsValue> {
         let opt = |n: u32| (n > 0).then_some(n as usize);
         let page = self
@@ -225,7 +213,9 @@ pub fn check_sql_js(sql: &str) -> Result<String> {
 /// Renders the read-only runner's result `{columns, rows, truncated}` for the model.
 #[cfg(feature = "engine-api")]
 #[wasm_bindgen(js_name = renderSqlRows)]
-pub fn render_sql_rows(result: JsValue) -> Result<String> {
+pub fn render_sql_rows(
+    #[wasm_bindgen(unchecked_param_type = "SqlRows")] result: JsValue,
+) -> Result<String> {
     let rows: SqlRows = from_js(result, "SQL result")?;
     Ok(rows.render())
 }
@@ -254,11 +244,11 @@ pub fn validate_id_js(id: &str) -> Result<()> {
 /// `compact_context` over `{role, content}` messages; `signals` is
 /// `{similarity?: number[] | null, coverage?: number[] | null}`. Returns `{kept, stats}`.
 #[cfg(feature = "engine-api")]
-#[wasm_bindgen(js_name = compactContext)]
+#[wasm_bindgen(js_name = compactContext, unchecked_return_type = "CompactContextResult")]
 pub fn compact_context_js(
-    messages: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "unknown[]")] messages: JsValue,
     target_ratio: f64,
-    signals: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Signals | null | undefined")] signals: JsValue,
 ) -> Result<JsValue> {
     let msgs: Vec<Value> = from_js(messages, "messages must be an array")?;
     let s = json(signals, "signals")?;
@@ -285,12 +275,34 @@ pub fn estimate_tokens(text: &str) -> u32 {
 /// The text `compact_context` scores for each `{role, content}` message.
 #[cfg(feature = "engine-api")]
 #[wasm_bindgen(js_name = messageTexts)]
-pub fn message_texts(messages: JsValue) -> Result<Vec<String>> {
+pub fn message_texts(
+    #[wasm_bindgen(unchecked_param_type = "unknown[]")] messages: JsValue,
+) -> Result<Vec<String>> {
     let msgs: Vec<Value> = from_js(messages, "messages must be an array")?;
     Ok(msgs
         .iter()
         .map(crate::memory::compact_context::message_text)
         .collect())
+}
+
+#[cfg(feature = "engine-api")]
+/// TOML text with the key at `path` set to `value`; comments kept.
+#[wasm_bindgen(js_name = tomlSet)]
+pub fn toml_set_js(
+    text: &str,
+    path: Vec<String>,
+    #[wasm_bindgen(unchecked_param_type = "unknown")] value: JsValue,
+) -> Result<String> {
+    let value = json(value, "value")?;
+    let path: Vec<&str> = path.iter().map(String::as_str).collect();
+    crate::config::toml_set(text, &path, &value).map_err(error)
+}
+
+/// TOML text without the key or table at `path`.
+#[wasm_bindgen(js_name = tomlRemove)]
+pub fn toml_remove_js(text: &str, path: Vec<String>) -> Result<String> {
+    let path: Vec<&str> = path.iter().map(String::as_str).collect();
+    crate::config::toml_remove(text, &path).map_err(error)
 }
 
 /// Panics with `message`: lets the tests check that a panic's message reaches the host's `Error`

@@ -9,20 +9,9 @@ use wasm_bindgen::JsCast;
 use crate::error::{Error, Result};
 use crate::store::{Sql, SqlValue};
 
-#[wasm_bindgen(typescript_custom_section)]
-const SQLITE_HOST: &'static str = r#"
-/** A synchronous SQLite connection provided by the host. */
-export interface SqliteHost {
-  /** Runs one statement that returns no rows. */
-  exec(sql: string, params: Array<null | number | string | Uint8Array>): void;
-  /** Runs one query; each row is an array of its values in column order. */
-  query(sql: string, params: Array<null | number | string | Uint8Array>): Array<Array<unknown>>;
-}
-"#;
-
 #[wasm_bindgen]
 extern "C" {
-    /// The host's SQLite connection.
+    /// The host's SQLite connection (declared as `SqliteHost` in `types.d.ts`).
     #[wasm_bindgen(typescript_type = "SqliteHost")]
     pub type SqliteHost;
 

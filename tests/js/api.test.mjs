@@ -4,7 +4,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { createCompactor, version } from "../../npm/js/index.js";
+import { constants, createCompactor, version } from "../../npm/js/index.js";
 import { engineModule } from "../../npm/js/wasm.js";
 
 const stateDir = mkdtempSync(join(tmpdir(), "sc-api-"));
@@ -47,8 +47,9 @@ for (const [what, messages] of Object.entries(MALFORMED)) {
   test(`host path: ${what} → unchanged pass-through, fail_open`, async () => {
     const c = await open();
     const input = structuredClone(messages);
-    const { messages: out, stats } = await c.transform(input, { format: "openai" });
+    const { messages: out, stats, sources } = await c.transform(input, { format: "openai" });
     assert.equal(out, input, "the very same array");
+    assert.deepEqual(sources, input.map((_, i) => i), "each message is its own source");
     assert.deepEqual(out, messages, "unchanged");
     assert.equal(stats.fail_open, true);
     assert.equal(stats.error.code, CODES[what]);
@@ -129,4 +130,14 @@ test("invalid configuration: defaults and a warning, never a crash", async () =>
   assert.equal(stats.warnings.length, 2);
   const status = await c.status();
   assert.equal(status.trim_to_fraction, 0.3);
+});
+
+test("constants(): the engine's formats and error codes, which strict errors use", async () => {
+  const k = await constants();
+  assert.equal(k.version, await version());
+  assert.deepEqual(k.formats, ["openai", "anthropic", "responses", "opencode", "pi"]);
+  const c = await open();
+  const err = await c.transform(MALFORMED["missing role"], { strict: true }).catch((e) => e);
+  assert.ok(k.errorCodes.includes(err.code), err.code);
+  assert.equal(k.vectorDim, 384);
 });

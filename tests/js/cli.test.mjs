@@ -12,11 +12,10 @@ const STATE = tempDir("sc-cli-state-");
 const A = "django-14034"; // 86 messages, 3 trims and 2 compressed outputs at trim_at 8000
 const B = "sympy-15976";
 let a;
-let b;
 
 before(async () => {
   a = await replayInto(STATE, "django__django-14034.json", A);
-  b = await replayInto(STATE, "sympy__sympy-15976.json", B); // replayed last: the latest activity
+  await replayInto(STATE, "sympy__sympy-15976.json", B); // replayed last: the latest activity
 });
 
 const k1 = (n) => (n >= 1_000_000 ? `${(n / 1e6).toFixed(1)}M` : `${(n / 1000).toFixed(1)}k`);

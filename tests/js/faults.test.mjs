@@ -37,7 +37,7 @@ test("a corrupted wasm instance: that request fails open, the next one runs on a
 });
 
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { openSqlite, sessionPath } from "../../npm/js/index.js";
 

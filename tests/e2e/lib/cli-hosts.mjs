@@ -102,7 +102,9 @@ function parseJsonLines(text) {
     if (!s.startsWith("{")) continue;
     try {
       out.push(JSON.parse(s));
-    } catch {}
+    } catch {
+      // a line that only looks like JSON: not a record
+    }
   }
   return out;
 }
@@ -124,7 +126,9 @@ export function runCli(cmd, args, { cwd, env, timeoutMs = 60_000 } = {}) {
       timedOut = true;
       try {
         process.kill(-child.pid, "SIGKILL");
-      } catch {}
+      } catch {
+        // the group has already exited
+      }
     }, timeoutMs);
     child.on("error", (e) => err.push(Buffer.from(String(e))));
     child.on("close", (code, signal) => {
@@ -132,7 +136,9 @@ export function runCli(cmd, args, { cwd, env, timeoutMs = 60_000 } = {}) {
       // Reap leftovers in the group (MCP servers, shells).
       try {
         process.kill(-child.pid, "SIGKILL");
-      } catch {}
+      } catch {
+        // the group has already exited
+      }
       resolve({
         code,
         signal,

@@ -105,7 +105,9 @@ function parseJsonLines(text) {
     if (!s.startsWith("{")) continue;
     try {
       out.push(JSON.parse(s));
-    } catch {}
+    } catch {
+      // a line that only looks like JSON: not a record
+    }
   }
   return out;
 }
@@ -124,7 +126,9 @@ export function run(cmd, args, { cwd, env, timeoutMs = 90_000, input } = {}) {
       timedOut = true;
       try {
         process.kill(-child.pid, "SIGKILL");
-      } catch {}
+      } catch {
+        // the group has already exited
+      }
     }, timeoutMs);
     child.on("error", (e) => err.push(Buffer.from(String(e))));
     child.stdin.on("error", () => {});
@@ -134,7 +138,9 @@ export function run(cmd, args, { cwd, env, timeoutMs = 90_000, input } = {}) {
       // Reap leftovers in the group (a host may leave a child behind).
       try {
         process.kill(-child.pid, "SIGKILL");
-      } catch {}
+      } catch {
+        // the group has already exited
+      }
       resolve({
         code,
         signal,

@@ -125,7 +125,9 @@ export async function startServer({
     } catch (err) {
       try {
         json(res, 500, { error: { message: String(err?.stack ?? err), type: "server_error" } });
-      } catch {}
+      } catch {
+        // the client has gone: nobody to tell
+      }
     }
   });
 

@@ -144,7 +144,9 @@ export async function startRecordingServer({
       };
       try {
         entry.agent = !!(body && isAgent(body, entry));
-      } catch {}
+      } catch {
+        // a body the classifier cannot read is not the agent's
+      }
       requests.push(entry);
       logLine({
         ...entry,
@@ -242,7 +244,9 @@ export async function startRecordingServer({
           res.writeHead(500, { "content-type": "application/json" });
           res.end(JSON.stringify({ type: "error", error: { type: "api_error", message: String(err?.stack ?? err) } }));
         } else res.destroy(err);
-      } catch {}
+      } catch {
+        // the client has gone: nobody to tell
+      }
       if (entry) {
         entry.error = String(err?.stack ?? err);
         entry.tEnd = hrNow();
@@ -324,7 +328,9 @@ export function parseSSE(text) {
     let parsed = d;
     try {
       parsed = JSON.parse(d);
-    } catch {}
+    } catch {
+      // not JSON: kept as text
+    }
     out.push({ event, data: parsed });
   }
   return out;
