@@ -7,7 +7,17 @@ import tseslint from "typescript-eslint";
 
 export default [
   {
-    ignores: ["**/node_modules/", "pkg/", "pkg-embed/", "npm/", "target/", "fuzz/", "models/", "bench/out/", "tests/data/"],
+    ignores: [
+      "**/node_modules/",
+      "pkg/",
+      "pkg-embed/",
+      "npm/",
+      "target/",
+      "fuzz/",
+      "models/",
+      "bench/out/",
+      "tests/data/",
+    ],
   },
   {
     files: ["**/*.js", "**/*.mjs", "**/*.cjs"],
@@ -20,7 +30,10 @@ export default [
     rules: {
       ...js.configs.recommended.rules,
       // `_name` marks a parameter a host's callback signature forces on us.
-      "no-unused-vars": ["error", { argsIgnorePattern: "^_", caughtErrors: "none", ignoreRestSiblings: true }],
+      "no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", caughtErrors: "none", ignoreRestSiblings: true },
+      ],
       eqeqeq: ["error", "always", { null: "ignore" }],
       "no-var": "error",
       "prefer-const": ["error", { destructuring: "all" }],

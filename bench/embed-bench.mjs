@@ -20,7 +20,10 @@ const DIM = 384;
 const tokenizer = JSON.parse(readFileSync(`${modelDir}/tokenizer.json`, "utf8"));
 const vocab = tokenizer.model.vocab;
 const session = JSON.parse(
-  readFileSync(new URL("../tests/data/sessions/swe-traj/django__django-11087.json", import.meta.url), "utf8"),
+  readFileSync(
+    new URL("../tests/data/sessions/swe-traj/django__django-11087.json", import.meta.url),
+    "utf8",
+  ),
 );
 const words = session.messages
   .flatMap((m) => (typeof m.content === "string" ? m.content.split(/[^A-Za-z]+/) : []))
@@ -37,14 +40,19 @@ function texts(tokens, n) {
 }
 
 async function wasmRuntime() {
-  const pkg = process.env.PKG_EMBED ? pathToFileURL(`${process.env.PKG_EMBED}/`) : new URL("../npm/pkg-embed/", import.meta.url);
+  const pkg = process.env.PKG_EMBED
+    ? pathToFileURL(`${process.env.PKG_EMBED}/`)
+    : new URL("../npm/pkg-embed/", import.meta.url);
   const glue = await import(new URL("smarter_compact.js", pkg).href);
   const wasm = readFileSync(new URL("smarter_compact_bg.wasm", pkg));
   let t = performance.now();
   glue.initSync({ module: new WebAssembly.Module(wasm) });
   const compileMs = performance.now() - t;
   t = performance.now();
-  const e = new glue.Embedder(readFileSync(`${modelDir}/minilm-l6-v2.onnx`), readFileSync(`${modelDir}/tokenizer.json`));
+  const e = new glue.Embedder(
+    readFileSync(`${modelDir}/minilm-l6-v2.onnx`),
+    readFileSync(`${modelDir}/tokenizer.json`),
+  );
   const loadMs = performance.now() - t;
   return { compileMs, loadMs, run: (batch) => e.embed(JSON.stringify(batch.map((b) => b.text))) };
 }
@@ -62,13 +70,19 @@ async function ortRuntime() {
     const seq = Math.max(...batch.map((b) => b.ids.length));
     const ids = new BigInt64Array(batch.length * seq);
     const mask = new BigInt64Array(batch.length * seq);
-    batch.forEach((b, r) => b.ids.forEach((id, j) => ((ids[r * seq + j] = BigInt(id)), (mask[r * seq + j] = 1n))));
+    batch.forEach((b, r) =>
+      b.ids.forEach((id, j) => ((ids[r * seq + j] = BigInt(id)), (mask[r * seq + j] = 1n))),
+    );
     const dims = [batch.length, seq];
-    const out = await s.run({ input_ids: new ort.Tensor("int64", ids, dims), attention_mask: new ort.Tensor("int64", mask, dims) });
+    const out = await s.run({
+      input_ids: new ort.Tensor("int64", ids, dims),
+      attention_mask: new ort.Tensor("int64", mask, dims),
+    });
     const h = out.last_hidden_state.data;
     return batch.map((b, r) => {
       const v = new Float32Array(DIM);
-      for (let j = 0; j < b.ids.length; j++) for (let d = 0; d < DIM; d++) v[d] += h[(r * seq + j) * DIM + d];
+      for (let j = 0; j < b.ids.length; j++)
+        for (let d = 0; d < DIM; d++) v[d] += h[(r * seq + j) * DIM + d];
       const n = Math.hypot(...v);
       return v.map((x) => x / n);
     });
@@ -86,14 +100,18 @@ if (runtime === "worker") {
   const t2 = performance.now();
   for (let i = 0; i < 4; i++) await e.embed(batch);
   const ms = (performance.now() - t2) / 32;
-  console.log(`worker: ready ${readyMs.toFixed(0)} ms (load in worker ${e.info.loadMs} ms), 128 tokens ${ms.toFixed(1)} ms/text`);
+  console.log(
+    `worker: ready ${readyMs.toFixed(0)} ms (load in worker ${e.info.loadMs} ms), 128 tokens ${ms.toFixed(1)} ms/text`,
+  );
   await e.close();
   console.log(`worker: peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
   process.exit(0);
 }
 
 const rt = runtime === "ort" ? await ortRuntime() : await wasmRuntime();
-console.log(`${runtime}: compile ${rt.compileMs.toFixed(0)} ms, model load ${rt.loadMs.toFixed(0)} ms`);
+console.log(
+  `${runtime}: compile ${rt.compileMs.toFixed(0)} ms, model load ${rt.loadMs.toFixed(0)} ms`,
+);
 for (const tokens of [16, 128, 256]) {
   const all = texts(tokens, 8);
   for (const batch of [1, 8]) {

@@ -29,7 +29,12 @@ import { resetTokenCache } from "./lib/tokens.mjs";
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(BENCH, "..");
-const args = Object.fromEntries(process.argv.slice(2).map((a) => { const [k, v] = a.replace(/^--/, "").split("="); return [k, v ?? true]; }));
+const args = Object.fromEntries(
+  process.argv.slice(2).map((a) => {
+    const [k, v] = a.replace(/^--/, "").split("=");
+    return [k, v ?? true];
+  }),
+);
 const quick = !!args.quick;
 const base = JSON.parse(readFileSync(join(BENCH, "config.json"), "utf8"));
 const config = quick ? { ...base, seeds: base.quick.seeds, tasks: base.quick.tasks } : base;
@@ -40,10 +45,14 @@ mkdirSync(OUT, { recursive: true });
 mkdirSync(STATE, { recursive: true });
 const PHASES = ["mechanism", "real-sessions", "speed", "proxy"];
 const phases = args.only ? String(args.only).split(",") : PHASES;
-const log = (...a) => console.log(`[bench ${((performance.now() - t0) / 1000).toFixed(0).padStart(4)}s]`, ...a);
-const save = (name, data) => writeFileSync(join(OUT, `${name}.json`), JSON.stringify(data, null, 1));
+const log = (...a) =>
+  console.log(`[bench ${((performance.now() - t0) / 1000).toFixed(0).padStart(4)}s]`, ...a);
+const save = (name, data) =>
+  writeFileSync(join(OUT, `${name}.json`), JSON.stringify(data, null, 1));
 const t0 = performance.now();
-const timing = existsSync(join(OUT, "timing.json")) ? JSON.parse(readFileSync(join(OUT, "timing.json"), "utf8")) : {};
+const timing = existsSync(join(OUT, "timing.json"))
+  ? JSON.parse(readFileSync(join(OUT, "timing.json"), "utf8"))
+  : {};
 
 /** Summary of one trial (what the report needs), without the per-request rows. */
 function summary(tr, prices) {
@@ -63,10 +72,24 @@ function summary(tr, prices) {
     windowDrops: tr.windowDrops,
     fixed: tr.fixed,
     armStats: tr.armStats,
-    hook: { p50: quantile(tr.hookMs, 0.5), p95: quantile(tr.hookMs, 0.95), p99: quantile(tr.hookMs, 0.99), max: Math.max(...tr.hookMs) },
+    hook: {
+      p50: quantile(tr.hookMs, 0.5),
+      p95: quantile(tr.hookMs, 0.95),
+      p99: quantile(tr.hookMs, 0.99),
+      max: Math.max(...tr.hookMs),
+    },
     check: tr.check,
     recalls: tr.answers.filter((a) => a.tool).length,
-    wrong: tr.answers.filter((a) => !a.ok).slice(0, 5).map((a) => ({ kind: a.kind, key: a.key, expected: a.expected, answer: a.answer, from: a.from })),
+    wrong: tr.answers
+      .filter((a) => !a.ok)
+      .slice(0, 5)
+      .map((a) => ({
+        kind: a.kind,
+        key: a.key,
+        expected: a.expected,
+        answer: a.answer,
+        from: a.from,
+      })),
   };
 }
 
@@ -78,16 +101,34 @@ async function mechanism() {
       const task = makeTask(spec, seed);
       for (const arm of config.armOrder) {
         const a = performance.now();
-        const tr = await runTrial(task, arm, config, { stateRoot: STATE, check: seed === config.seeds[0] });
+        const tr = await runTrial(task, arm, config, {
+          stateRoot: STATE,
+          check: seed === config.seeds[0],
+        });
         const s = summary(tr, config.prices.models);
         trials.push(s);
-        if (seed === config.seeds[0]) (series[spec.id] ??= {})[arm] = tr.rows.map((r) => [r.tokens, r.events.join("+")]);
-        log(`${spec.id} seed ${seed} ${arm.padEnd(16)} score ${s.score.toFixed(2)} (lookup ${s.lookup?.toFixed(2)}, count ${s.count?.toFixed(2) ?? "-"}) tokens ${(s.totals.tokens / 1e6).toFixed(2)}M hit ${(s.totals.hit * 100).toFixed(0)}% $${s.cost.haiku.toFixed(3)} in ${((performance.now() - a) / 1000).toFixed(1)}s`);
+        if (seed === config.seeds[0])
+          (series[spec.id] ??= {})[arm] = tr.rows.map((r) => [r.tokens, r.events.join("+")]);
+        log(
+          `${spec.id} seed ${seed} ${arm.padEnd(16)} score ${s.score.toFixed(2)} (lookup ${s.lookup?.toFixed(2)}, count ${s.count?.toFixed(2) ?? "-"}) tokens ${(s.totals.tokens / 1e6).toFixed(2)}M hit ${(s.totals.hit * 100).toFixed(0)}% $${s.cost.haiku.toFixed(3)} in ${((performance.now() - a) / 1000).toFixed(1)}s`,
+        );
       }
       resetTokenCache();
     }
   }
-  save("mechanism", { config: { seeds: config.seeds, tasks: config.tasks, arms: config.arms, armOrder: config.armOrder, window: config.window, model: config.model, cache: config.cache }, trials, series });
+  save("mechanism", {
+    config: {
+      seeds: config.seeds,
+      tasks: config.tasks,
+      arms: config.arms,
+      armOrder: config.armOrder,
+      window: config.window,
+      model: config.model,
+      cache: config.cache,
+    },
+    trials,
+    series,
+  });
 }
 
 /** Real-model mode (env) or its offline check against the scripted endpoint (mock). */
@@ -96,11 +137,16 @@ async function realModel({ mock }) {
   let model;
   if (mock) {
     server = await startMockModel();
-    model = realModelFromEnv({ BENCH_BASE_URL: server.url, BENCH_MODEL: "mock", BENCH_API_KEY: "mock" }, base.realModel);
+    model = realModelFromEnv(
+      { BENCH_BASE_URL: server.url, BENCH_MODEL: "mock", BENCH_API_KEY: "mock" },
+      base.realModel,
+    );
   } else model = realModelFromEnv(process.env, base.realModel);
   if (!model) return;
   const env = mock ? {} : process.env;
-  const tasks = (mock ? base.quick.tasks : config.tasks).filter((t) => !env.BENCH_TASKS || env.BENCH_TASKS.split(",").includes(t.id));
+  const tasks = (mock ? base.quick.tasks : config.tasks).filter(
+    (t) => !env.BENCH_TASKS || env.BENCH_TASKS.split(",").includes(t.id),
+  );
   const seeds = env.BENCH_SEEDS ? env.BENCH_SEEDS.split(",").map(Number) : [config.seeds[0]];
   const arms = env.BENCH_ARMS ? env.BENCH_ARMS.split(",") : config.armOrder;
   const trials = [];
@@ -112,9 +158,13 @@ async function realModel({ mock }) {
           const before = { ...model.usage };
           const tr = await runTrial(task, arm, config, { stateRoot: STATE, tag: "model" }, model);
           const s = summary(tr, config.prices.models);
-          s.usage = Object.fromEntries(Object.entries(model.usage).map(([k, v]) => [k, v - before[k]]));
+          s.usage = Object.fromEntries(
+            Object.entries(model.usage).map(([k, v]) => [k, v - before[k]]),
+          );
           trials.push(s);
-          log(`${mock ? "mock" : "model"} ${spec.id} seed ${seed} ${arm.padEnd(16)} score ${s.score.toFixed(2)} (lookup ${s.lookup?.toFixed(2)}, count ${s.count?.toFixed(2) ?? "-"})`);
+          log(
+            `${mock ? "mock" : "model"} ${spec.id} seed ${seed} ${arm.padEnd(16)} score ${s.score.toFixed(2)} (lookup ${s.lookup?.toFixed(2)}, count ${s.count?.toFixed(2) ?? "-"})`,
+          );
         }
         resetTokenCache();
       }
@@ -122,17 +172,27 @@ async function realModel({ mock }) {
   } finally {
     server?.close();
   }
-  save(mock ? "mock-model" : "real-model", { model: mock ? "scripted mock endpoint" : model.model, url: mock ? "127.0.0.1 (mock)" : model.url.replace(/\/\/[^/]*@/, "//"), trials, at: new Date().toISOString() });
+  save(mock ? "mock-model" : "real-model", {
+    model: mock ? "scripted mock endpoint" : model.model,
+    url: mock ? "127.0.0.1 (mock)" : model.url.replace(/\/\/[^/]*@/, "//"),
+    trials,
+    at: new Date().toISOString(),
+  });
 }
 
 async function realSessions() {
   const files = sessionFiles(quick ? base.realSessions.quickSessions : 0);
   const a = performance.now();
   const estimator = await estimatorError(files);
-  log(`estimator error on ${files.length} sessions in ${((performance.now() - a) / 1000).toFixed(1)}s`);
+  log(
+    `estimator error on ${files.length} sessions in ${((performance.now() - a) / 1000).toFixed(1)}s`,
+  );
   const trimAts = quick ? [16000] : base.realSessions.trimAt;
   const r = await replayAll(files, trimAts, STATE, config.prices.models);
-  for (const x of r.replay) log(`replay trim_at ${x.trimAt}: reduction ${(x.reduction * 100).toFixed(1)}%, prefix reuse ${(x.prefixReuse * 100).toFixed(1)}%, trims ${x.trims}`);
+  for (const x of r.replay)
+    log(
+      `replay trim_at ${x.trimAt}: reduction ${(x.reduction * 100).toFixed(1)}%, prefix reuse ${(x.prefixReuse * 100).toFixed(1)}%, trims ${x.trims}`,
+    );
   save("real-sessions", { sessions: files.length, estimator, ...r });
 }
 
@@ -143,13 +203,18 @@ const RUNTIMES = {
 };
 
 function child(runtime, job, opts, env = {}) {
-  const res = spawnSync(RUNTIMES[runtime], [join(BENCH, "lib", "speed-child.mjs"), job, JSON.stringify(opts)], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    encoding: "utf8",
-    maxBuffer: 64 << 20,
-  });
-  if (res.status !== 0) throw new Error(`${runtime} ${job} failed (${res.status}): ${res.stderr.slice(-2000)}`);
+  const res = spawnSync(
+    RUNTIMES[runtime],
+    [join(BENCH, "lib", "speed-child.mjs"), job, JSON.stringify(opts)],
+    {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      encoding: "utf8",
+      maxBuffer: 64 << 20,
+    },
+  );
+  if (res.status !== 0)
+    throw new Error(`${runtime} ${job} failed (${res.status}): ${res.stderr.slice(-2000)}`);
   return JSON.parse(res.stdout);
 }
 
@@ -159,7 +224,9 @@ async function speed() {
   const out = { runtimes: {} };
   for (const [k, p] of Object.entries(RUNTIMES)) {
     try {
-      out.runtimes[k] = execFileSync(p, k === "bun" ? ["--version"] : ["--version"], { encoding: "utf8" }).trim();
+      out.runtimes[k] = execFileSync(p, k === "bun" ? ["--version"] : ["--version"], {
+        encoding: "utf8",
+      }).trim();
     } catch {
       out.runtimes[k] = null;
     }
@@ -167,19 +234,37 @@ async function speed() {
   const sizes = [...new Set([...sp.hookSizes, ...sp.growthSizes])].sort((a, b) => a - b);
   let a = performance.now();
   out.hook = child("node20", "hook", { sizes, steady: sp.steadyRequests, model });
-  log(`hook ratio at ${sizes.join("/")} messages in ${((performance.now() - a) / 1000).toFixed(1)}s`);
+  log(
+    `hook ratio at ${sizes.join("/")} messages in ${((performance.now() - a) / 1000).toFixed(1)}s`,
+  );
   out.ingest = [];
-  for (const [backend, runtime] of [["sql.js", "node20"], ["better-sqlite3", "node20"], ["node:sqlite", "node22"], ["bun:sqlite", "bun"]]) {
+  for (const [backend, runtime] of [
+    ["sql.js", "node20"],
+    ["better-sqlite3", "node20"],
+    ["node:sqlite", "node22"],
+    ["bun:sqlite", "bun"],
+  ]) {
     a = performance.now();
     try {
-      out.ingest.push(child(runtime, "ingest", { messages: sp.ingestMessages, searchRows: sp.searchRows, model }, { SMARTER_COMPACT_SQLITE: backend }));
+      out.ingest.push(
+        child(
+          runtime,
+          "ingest",
+          { messages: sp.ingestMessages, searchRows: sp.searchRows, model },
+          { SMARTER_COMPACT_SQLITE: backend },
+        ),
+      );
     } catch (e) {
       out.ingest.push({ backend, error: e.message.slice(0, 500) });
     }
     log(`ingest + search ${backend} in ${((performance.now() - a) / 1000).toFixed(1)}s`);
   }
   a = performance.now();
-  out.rss = child("node20", "rss", { messages: sp.rssMessages, chunk: Math.max(1000, sp.rssMessages / 10), model });
+  out.rss = child("node20", "rss", {
+    messages: sp.rssMessages,
+    chunk: Math.max(1000, sp.rssMessages / 10),
+    model,
+  });
   out.rssBare = child("node20", "rss", { messages: sp.rssMessages, bare: true });
   log(`peak RSS at ${sp.rssMessages} messages in ${((performance.now() - a) / 1000).toFixed(1)}s`);
   const wasm = readFileSync(join(ROOT, "npm", "pkg", "smarter_compact_bg.wasm"));
@@ -189,7 +274,13 @@ async function speed() {
   save("speed", out);
 }
 
-const machine = { cpu: cpus()[0]?.model ?? "?", cores: cpus().length, memGB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: `${process.platform} ${process.arch}` };
+const machine = {
+  cpu: cpus()[0]?.model ?? "?",
+  cores: cpus().length,
+  memGB: Math.round(totalmem() / 2 ** 30),
+  node: process.version,
+  platform: `${process.platform} ${process.arch}`,
+};
 
 if (!args["report-only"]) {
   rmSync(STATE, { recursive: true, force: true });
@@ -203,7 +294,8 @@ if (!args["report-only"]) {
       if (realModelFromEnv(process.env, base.realModel)) await realModel({ mock: false });
     } else if (phase === "real-sessions") await realSessions();
     else if (phase === "speed") await speed();
-    else if (phase === "proxy") save("proxy", await proxyBench({ sessions: quick ? 4 : 32, stateRoot: STATE }));
+    else if (phase === "proxy")
+      save("proxy", await proxyBench({ sessions: quick ? 4 : 32, stateRoot: STATE }));
     else throw new Error(`unknown phase ${phase}`);
     timing[phase] = (performance.now() - a) / 1000;
     (timing.load ??= {})[phase] = loadavg()[1]; // 5-minute load average at the end of the phase
@@ -215,5 +307,12 @@ if (!args["report-only"]) {
   save("timing", timing);
   rmSync(STATE, { recursive: true, force: true });
 }
-writeReport({ bench: BENCH, out: OUT, reportDir: REPORT_DIR, config: base, quick, command: quick ? "node bench/run.mjs --quick" : "make bench" });
+writeReport({
+  bench: BENCH,
+  out: OUT,
+  reportDir: REPORT_DIR,
+  config: base,
+  quick,
+  command: quick ? "node bench/run.mjs --quick" : "make bench",
+});
 log(`report written to ${join(REPORT_DIR, "REPORT.md")}`);

@@ -46,7 +46,10 @@ const COMMANDS = {
     return 0;
   },
   async status(argv, out) {
-    const { flags, positional } = parseArgs(argv, { values: [...STATE, "--session"], switches: ["--json"] });
+    const { flags, positional } = parseArgs(argv, {
+      values: [...STATE, "--session"],
+      switches: ["--json"],
+    });
     expectPositional(positional, [], "status");
     const { statusCommand } = await import("./cli/status.js");
     return statusCommand(flags, out);
@@ -56,7 +59,11 @@ const COMMANDS = {
     const { contextSet, contextShow } = await import("./cli/context.js");
     if (sub === "set") {
       const { flags, positional } = parseArgs(rest, { values: STATE });
-      const [pattern, tokens] = expectPositional(positional, ["model-pattern", "tokens"], "context set");
+      const [pattern, tokens] = expectPositional(
+        positional,
+        ["model-pattern", "tokens"],
+        "context set",
+      );
       return contextSet({ pattern, tokens, stateDir: flags.stateDir }, out);
     }
     if (sub === "show") {
@@ -64,13 +71,18 @@ const COMMANDS = {
       expectPositional(positional, [], "context show");
       return contextShow(flags, out);
     }
-    throw new UsageError(`context: expected "set" or "show"${sub ? `, got ${JSON.stringify(sub)}` : ""}`);
+    throw new UsageError(
+      `context: expected "set" or "show"${sub ? `, got ${JSON.stringify(sub)}` : ""}`,
+    );
   },
   enable: (argv, out) => toggle("enable", argv, out),
   disable: (argv, out) => toggle("disable", argv, out),
   async search(argv, out) {
     const { searchCommand } = await import("./cli/lookup.js");
-    return searchCommand(parseArgs(argv, { values: [...STATE, "--limit", "--scope", "--mode"], switches: ["--json"] }), out);
+    return searchCommand(
+      parseArgs(argv, { values: [...STATE, "--limit", "--scope", "--mode"], switches: ["--json"] }),
+      out,
+    );
   },
   async report(argv, out) {
     const { flags, positional } = parseArgs(argv, { values: [...STATE, "--html"] });
@@ -84,22 +96,33 @@ const COMMANDS = {
   },
   async get(argv, out) {
     const { getCommand } = await import("./cli/lookup.js");
-    return getCommand(parseArgs(argv, { values: [...STATE, "--start", "--end"], switches: ["--json"] }), out);
+    return getCommand(
+      parseArgs(argv, { values: [...STATE, "--start", "--end"], switches: ["--json"] }),
+      out,
+    );
   },
   async proxy(argv, out) {
-    const { flags, positional } = parseArgs(argv, { values: [...STATE, "--port", "--anthropic-upstream", "--openai-upstream"], switches: ["--json"] });
+    const { flags, positional } = parseArgs(argv, {
+      values: [...STATE, "--port", "--anthropic-upstream", "--openai-upstream"],
+      switches: ["--json"],
+    });
     const [sub] = positional;
     if (positional.length > 1) throw new UsageError("proxy: one of run, start, stop, status");
     const { proxyCommand } = await import("./cli/proxy.js");
     return proxyCommand({ sub, flags }, out);
   },
   async mcp(argv) {
-    const { flags, positional } = parseArgs(argv, { values: [...STATE, "--session"], switches: ["--ensure-proxy"] });
+    const { flags, positional } = parseArgs(argv, {
+      values: [...STATE, "--session"],
+      switches: ["--ensure-proxy"],
+    });
     expectPositional(positional, [], "mcp");
     if (flags.ensureProxy) {
       // Claude Code and Codex start their MCP servers at launch: the proxy they talk to comes up too.
       const { ensureProxy } = await import("./proxy/daemon.js");
-      ensureProxy({ stateDir: flags.stateDir }).catch((e) => console.error(`smarter-compact: ${e.message}`));
+      ensureProxy({ stateDir: flags.stateDir }).catch((e) =>
+        console.error(`smarter-compact: ${e.message}`),
+      );
     }
     const { mcpCommand } = await import("./cli/mcp.js");
     return mcpCommand(flags);

@@ -25,11 +25,18 @@ const dot = (a, b) => {
  * (`stats.embedding: true`); without, recency and role decide. `distill_novel` records capped
  * excerpts of novel dropped turns in the bank. `opts`: `{embedder, bank, source}`.
  */
-export async function compactContext({ messages, query, target_ratio = 0.4, distill_novel = false } = {}, opts = {}) {
-  if (!Array.isArray(messages)) throw codedError("E_ARG", "messages must be an array of {role, content}");
-  if (query !== undefined && typeof query !== "string") throw codedError("E_ARG", "query must be a string");
-  if (typeof target_ratio !== "number") throw codedError("E_ARG", "target_ratio must be a number between 0.05 and 1.0");
-  if (typeof distill_novel !== "boolean") throw codedError("E_ARG", "distill_novel must be a boolean");
+export async function compactContext(
+  { messages, query, target_ratio = 0.4, distill_novel = false } = {},
+  opts = {},
+) {
+  if (!Array.isArray(messages))
+    throw codedError("E_ARG", "messages must be an array of {role, content}");
+  if (query !== undefined && typeof query !== "string")
+    throw codedError("E_ARG", "query must be a string");
+  if (typeof target_ratio !== "number")
+    throw codedError("E_ARG", "target_ratio must be a number between 0.05 and 1.0");
+  if (typeof distill_novel !== "boolean")
+    throw codedError("E_ARG", "distill_novel must be a boolean");
   const glue = await engineModule();
   let texts;
   try {
@@ -58,13 +65,20 @@ export async function compactContext({ messages, query, target_ratio = 0.4, dist
   const stats = { ...res.stats };
   if (distill_novel) {
     stats.distilled = 0;
-    if (!vecs || !bank) stats.distill_note = "distill_novel needs the embedder and a memory bank (CONTEXT_MEMORY_BANK)";
+    if (!vecs || !bank)
+      stats.distill_note =
+        "distill_novel needs the embedder and a memory bank (CONTEXT_MEMORY_BANK)";
     else {
       const kept = new Set(res.kept);
       const source = opts.source ?? "compact_context";
       messages.forEach((m, i) => {
         const text = texts[i].trim();
-        if (kept.has(i) || text.length < DISTILL_MIN_CHARS || (signals.coverage?.[i] ?? 0) >= COVERED) return;
+        if (
+          kept.has(i) ||
+          text.length < DISTILL_MIN_CHARS ||
+          (signals.coverage?.[i] ?? 0) >= COVERED
+        )
+          return;
         const memory = `[distilled from ${source}, ${m.role} turn ${i}] ${text.slice(0, DISTILL_CHARS)}`;
         if (bank.add("distilled", memory, source, Date.now()) >= 0) stats.distilled++;
       });

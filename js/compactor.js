@@ -11,7 +11,6 @@ import { embedBacklog, openBank, sharedEmbedder } from "./memory.js";
 import { statusText } from "./status.js";
 import { engineModule, discardInstance } from "./wasm.js";
 
-
 const SCOPES = new Set(["trimmed", "all"]);
 const MODES = new Set(["auto", "fts", "hybrid"]);
 
@@ -78,7 +77,10 @@ class Compactor {
     if (this.#embedding) return;
     this.#embedding = (async () => {
       const embedder = await this.#embedder();
-      if (embedder) await embedBacklog(embedder, () => (this.#engine ? { engine: this.#engine, bank: this.#bank } : null));
+      if (embedder)
+        await embedBacklog(embedder, () =>
+          this.#engine ? { engine: this.#engine, bank: this.#bank } : null,
+        );
     })()
       .catch(() => {}) // best effort: the next request starts another round
       .finally(() => {
@@ -167,13 +169,20 @@ class Compactor {
       } catch (e) {
         throw codedError("E_ARG", `messages must be JSON-serialisable: ${e.message}`, e);
       }
-      const result = JSON.parse(engine.transform(body, { model, format, overheadTokens, nowMs: Date.now() }));
+      const result = JSON.parse(
+        engine.transform(body, { model, format, overheadTokens, nowMs: Date.now() }),
+      );
       this.#storeError = null;
       const { messages: out, sources } = applyRewrite(messages, result.rewrite);
       const st = result.stats;
       if (st.trimmed && this.#bank) {
         try {
-          const text = this.#glue.episodeText(this.#sessionId, st.before_tokens, st.after_tokens, st.removed_messages);
+          const text = this.#glue.episodeText(
+            this.#sessionId,
+            st.before_tokens,
+            st.after_tokens,
+            st.removed_messages,
+          );
           this.#bank.add("episode", text, this.#sessionId, Date.now());
         } catch {
           // the episode is a record, never a reason to fail the request
@@ -193,7 +202,14 @@ class Compactor {
       return {
         messages,
         sources: Array.isArray(messages) ? messages.map((_, i) => i) : [],
-        stats: { before_tokens: null, after_tokens: null, trimmed: false, compressed: 0, fail_open: true, error: { code: err.code, message: err.message } },
+        stats: {
+          before_tokens: null,
+          after_tokens: null,
+          trimmed: false,
+          compressed: 0,
+          fail_open: true,
+          error: { code: err.code, message: err.message },
+        },
       };
     }
   }
@@ -210,7 +226,11 @@ class Compactor {
       this.#shim?.flush?.();
       return true;
     } catch (e) {
-      this.#storeError ??= { code: "E_STORE", message: `could not write the store: ${e?.message ?? e}`, at: new Date().toISOString() };
+      this.#storeError ??= {
+        code: "E_STORE",
+        message: `could not write the store: ${e?.message ?? e}`,
+        at: new Date().toISOString(),
+      };
       return false;
     }
   }
@@ -231,18 +251,27 @@ class Compactor {
 
   /** `smart_compact_search`: ranked hits `{hits, text, mode}`. */
   async search(query, { limit = 8, scope = "trimmed", mode = "auto" } = {}) {
-    if (typeof query !== "string" || !query.trim()) throw codedError("E_ARG", "query must be a non-empty string");
-    if (!Number.isInteger(limit) || limit < 1) throw codedError("E_ARG", "limit must be a positive integer"); // the engine checks the maximum
+    if (typeof query !== "string" || !query.trim())
+      throw codedError("E_ARG", "query must be a non-empty string");
+    if (!Number.isInteger(limit) || limit < 1)
+      throw codedError("E_ARG", "limit must be a positive integer"); // the engine checks the maximum
     if (!SCOPES.has(scope)) throw codedError("E_ARG", 'scope must be "trimmed" or "all"');
     if (!MODES.has(mode)) throw codedError("E_ARG", 'mode must be "auto", "fts" or "hybrid"');
     const embedder = mode === "fts" ? null : await this.#embedder();
     if (mode === "hybrid") {
       // Forced: every stored chunk gets its vector first, so the ranking is fully hybrid (read-only:
       // with the vectors the writer stored, as nothing can be written back).
-      if (!embedder) throw codedError("E_NO_MODEL", 'mode "hybrid" needs the embedding model; "auto" falls back to full-text without it');
+      if (!embedder)
+        throw codedError(
+          "E_NO_MODEL",
+          'mode "hybrid" needs the embedding model; "auto" falls back to full-text without it',
+        );
       await this.settled();
       await this.#live();
-      if (!this.#readonly) await embedBacklog(embedder, () => (this.#engine ? { engine: this.#engine, bank: null } : null));
+      if (!this.#readonly)
+        await embedBacklog(embedder, () =>
+          this.#engine ? { engine: this.#engine, bank: null } : null,
+        );
     }
     const qv = embedder ? (await embedder.embed([query]))[0] : undefined;
     return await this.#call((e) => e.search(query, limit, scope, qv));
@@ -250,9 +279,11 @@ class Compactor {
 
   /** `smart_compact_get`: a page of a compressed output or a message, `{page, text}`. */
   async get(id, { start_line, end_line } = {}) {
-    if (typeof id !== "string" && !Number.isInteger(id)) throw codedError("E_ARG", "id must be a string or a message number");
+    if (typeof id !== "string" && !Number.isInteger(id))
+      throw codedError("E_ARG", "id must be a string or a message number");
     for (const [k, v] of Object.entries({ start_line, end_line })) {
-      if (v !== undefined && (!Number.isInteger(v) || v < 1)) throw codedError("E_ARG", `${k} must be a positive integer`);
+      if (v !== undefined && (!Number.isInteger(v) || v < 1))
+        throw codedError("E_ARG", `${k} must be a positive integer`);
     }
     return await this.#call((e) => e.get(String(id), start_line ?? 0, end_line ?? 0));
   }
@@ -263,9 +294,16 @@ class Compactor {
     await this.#live();
     const checked = asCodedCall(() => this.#glue.checkSql(statement));
     const shim = this.#shim;
-    if (!shim?.path || !shim?.kind) throw codedError("E_SQL", "the SQL tool needs a file-backed SQLite backend");
+    if (!shim?.path || !shim?.kind)
+      throw codedError("E_SQL", "the SQL tool needs a file-backed SQLite backend");
     shim.flush?.(); // sql.js: the child reads the file
-    const res = await runReadonlySql({ kind: shim.kind, path: shim.path, sql: checked, maxRows: 200, timeoutMs });
+    const res = await runReadonlySql({
+      kind: shim.kind,
+      path: shim.path,
+      sql: checked,
+      maxRows: 200,
+      timeoutMs,
+    });
     return { ...res, text: this.#glue.renderSqlRows(res) };
   }
 
@@ -279,7 +317,16 @@ class Compactor {
       const err = this.#forget(e);
       this.#storeError ??= { code: err.code, message: err.message, at: new Date().toISOString() };
     }
-    const base = { session_id: this.#sessionId, store: { path: this.#path, backend: this.#shim?.kind ?? null, readonly: this.#readonly, ok: true, error: null } };
+    const base = {
+      session_id: this.#sessionId,
+      store: {
+        path: this.#path,
+        backend: this.#shim?.kind ?? null,
+        readonly: this.#readonly,
+        ok: true,
+        error: null,
+      },
+    };
     if (this.#storeError) base.store = { ...base.store, ok: false, error: this.#storeError };
     const status = { ...(engine ?? {}), ...base };
     status.fail_opens = Math.max(engine?.fail_opens ?? 0, this.#failOpens);
@@ -332,12 +379,26 @@ function asCodedCall(fn) {
  * (status, search, sql, get): nothing is created or written; a missing store is E_NO_SESSION and
  * a store sql.js cannot read fully (another process's WAL) E_STORE_WAL, both in `status().store`.
  */
-export async function createCompactor({ sessionId, stateDir, sqlite, config, embedder, readonly = false } = {}) {
+export async function createCompactor({
+  sessionId,
+  stateDir,
+  sqlite,
+  config,
+  embedder,
+  readonly = false,
+} = {}) {
   if (typeof sessionId !== "string") throw codedError("E_BAD_ID", "sessionId must be a string");
   const glue = await engineModule();
   asCodedCall(() => glue.validateId(sessionId));
   const dir = resolveStateDir(stateDir);
-  return new Compactor(sessionId, dir, engineOptions(dir, config), sqlite, embedder, readonly === true);
+  return new Compactor(
+    sessionId,
+    dir,
+    engineOptions(dir, config),
+    sqlite,
+    embedder,
+    readonly === true,
+  );
 }
 
 /** Version of the engine. */

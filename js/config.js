@@ -6,7 +6,11 @@ import { join } from "node:path";
 
 /** The state directory: explicit, else SMARTER_COMPACT_STATE_DIR, else ~/.local/share/smarter-compact. */
 export function resolveStateDir(explicit) {
-  return explicit || process.env.SMARTER_COMPACT_STATE_DIR || join(homedir(), ".local", "share", "smarter-compact");
+  return (
+    explicit ||
+    process.env.SMARTER_COMPACT_STATE_DIR ||
+    join(homedir(), ".local", "share", "smarter-compact")
+  );
 }
 
 /** Path of config.toml under a state directory. */
@@ -17,7 +21,9 @@ export function configPath(stateDir) {
 /** The engine's options JSON: environment values, config.toml text, host options. */
 export function engineOptions(stateDir, config = {}) {
   // The engine picks the keys it knows (its `constants().envKeys`); the rest are ignored.
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("CONTEXT_")));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => k.startsWith("CONTEXT_")),
+  );
   let toml = null;
   const file = configPath(stateDir);
   try {

@@ -19,7 +19,10 @@ try {
   glue.initSync({ module: new WebAssembly.Module(readFileSync(wasmUrl)) });
   const started = performance.now();
   // The byte arrays are copied into wasm memory and dropped here, not kept alive.
-  embedder = new glue.Embedder(readFileSync(workerData.modelPath), readFileSync(workerData.tokenizerPath));
+  embedder = new glue.Embedder(
+    readFileSync(workerData.modelPath),
+    readFileSync(workerData.tokenizerPath),
+  );
   parentPort.postMessage({ type: "ready", dim: embedder.dim, loadMs: performance.now() - started });
 } catch (e) {
   parentPort.postMessage({ type: "failed", error: plain(e) });

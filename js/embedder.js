@@ -22,7 +22,8 @@ const HOW_TO_BUILD =
 
 /** The model folder: the option, else SMARTER_COMPACT_MODEL_DIR, else the package's models/. */
 function modelDirOf(option) {
-  const dir = option ?? process.env.SMARTER_COMPACT_MODEL_DIR ?? new URL("../models/", import.meta.url);
+  const dir =
+    option ?? process.env.SMARTER_COMPACT_MODEL_DIR ?? new URL("../models/", import.meta.url);
   return dir instanceof URL ? fileURLToPath(dir) : String(dir);
 }
 
@@ -39,7 +40,10 @@ export async function createEmbedder({ modelDir } = {}) {
   const files = { modelPath: join(dir, MODEL_FILE), tokenizerPath: join(dir, TOKENIZER_FILE) };
   const missing = Object.values(files).filter((p) => !existsSync(p));
   if (missing.length) {
-    throw codedError("E_NO_MODEL", `no embedding model: ${missing.join(" and ")} not found. ${HOW_TO_BUILD}`);
+    throw codedError(
+      "E_NO_MODEL",
+      `no embedding model: ${missing.join(" and ")} not found. ${HOW_TO_BUILD}`,
+    );
   }
   const wasm = new URL("../pkg-embed/smarter_compact_bg.wasm", import.meta.url);
   if (!existsSync(wasm)) {
@@ -91,7 +95,11 @@ export async function createEmbedder({ modelDir } = {}) {
         }
       });
       const died = (e) => {
-        const error = codedError("E_EMBED", `embedder worker stopped: ${e?.message ?? `exit code ${e}`}`, e);
+        const error = codedError(
+          "E_EMBED",
+          `embedder worker stopped: ${e?.message ?? `exit code ${e}`}`,
+          e,
+        );
         reject(error);
         if (worker === current) {
           worker = null;
@@ -158,7 +166,14 @@ export async function createEmbedder({ modelDir } = {}) {
       }
       if (!texts.length) return Promise.resolve([]);
       return new Promise((resolve, reject) => {
-        queue.push({ texts, sent: 0, received: 0, vectors: new Array(texts.length), resolve, reject });
+        queue.push({
+          texts,
+          sent: 0,
+          received: 0,
+          vectors: new Array(texts.length),
+          resolve,
+          reject,
+        });
         pump();
       });
     },

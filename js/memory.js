@@ -10,9 +10,7 @@ let shared = null;
 
 /** The process-wide embedder, or null when there is no model (or it cannot start). */
 export function sharedEmbedder() {
-  shared ??= import("./embedder.js")
-    .then((m) => m.createEmbedder())
-    .catch(() => null);
+  shared ??= import("./embedder.js").then((m) => m.createEmbedder()).catch(() => null);
   return shared;
 }
 
@@ -49,7 +47,11 @@ export async function embedBacklog(embedder, target) {
     const chunks = t.engine.pendingVectors(BATCH);
     if (chunks.length) {
       const vecs = await embedder.embed(chunks.map((c) => c.text));
-      target()?.engine?.putVectors(chunks.map((c) => c.hash), model, flat(vecs));
+      target()?.engine?.putVectors(
+        chunks.map((c) => c.hash),
+        model,
+        flat(vecs),
+      );
       continue;
     }
     const memories = t.bank ? t.bank.pending(BATCH) : [];

@@ -2,7 +2,14 @@
 // engine config.
 import { createCompactor } from "./compactor.js";
 
-const CONFIG_KEYS = ["trimAtTokens", "trimToFraction", "compressOverTokens", "compactionRecall", "protectedTools", "memoryBank"];
+const CONFIG_KEYS = [
+  "trimAtTokens",
+  "trimToFraction",
+  "compressOverTokens",
+  "compactionRecall",
+  "protectedTools",
+  "memoryBank",
+];
 
 /** Engine config from host options (OpenCode plugin options, Pi settings): camelCase keys. */
 export function configFrom(options = {}) {
@@ -18,7 +25,12 @@ export function compactorPool(options = {}) {
     get(sessionId) {
       let c = pool.get(sessionId);
       if (!c) {
-        c = createCompactor({ sessionId, stateDir: options.stateDir, sqlite: options.sqlite, config: configFrom(options) });
+        c = createCompactor({
+          sessionId,
+          stateDir: options.stateDir,
+          sqlite: options.sqlite,
+          config: configFrom(options),
+        });
         pool.set(sessionId, c);
         c.catch(() => pool.delete(sessionId)); // a bad id is not cached; the next call reports it again
       }

@@ -2,7 +2,11 @@
 // before and after, trims, compressions, prefix reuse — and a table of what was trimmed.
 import { openSqlite } from "./shims/index.js";
 
-const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+const esc = (s) =>
+  String(s ?? "").replace(
+    /[&<>"']/g,
+    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c],
+  );
 const k = (n) => (n >= 1000 ? `${(n / 1000).toFixed(n >= 10_000 ? 0 : 1)}k` : String(n));
 
 /** What the page shows, read from the session database (read-only). */
@@ -10,15 +14,37 @@ export async function reportData(dbPath) {
   const db = await openSqlite({ path: dbPath, readonly: true });
   try {
     const q = (sql) => db.query(sql, []);
-    const requests = q("SELECT id, at_ms, before_tokens, after_tokens, trimmed, compressed, prefix_reused, over_limit, fail_open FROM requests ORDER BY id").map(
-      ([id, at, before, after, trimmed, compressed, reused, over, failOpen]) => ({ id, at, before, after, trimmed: !!trimmed, compressed, reused: !!reused, over: !!over, failOpen: !!failOpen }),
-    );
-    const trims = q("SELECT seq, removed_messages, removed_tokens, manual, created_at FROM trims ORDER BY id").map(([seq, messages, tokens, manual, at]) => ({ seq, messages, tokens, manual: !!manual, at }));
+    const requests = q(
+      "SELECT id, at_ms, before_tokens, after_tokens, trimmed, compressed, prefix_reused, over_limit, fail_open FROM requests ORDER BY id",
+    ).map(([id, at, before, after, trimmed, compressed, reused, over, failOpen]) => ({
+      id,
+      at,
+      before,
+      after,
+      trimmed: !!trimmed,
+      compressed,
+      reused: !!reused,
+      over: !!over,
+      failOpen: !!failOpen,
+    }));
+    const trims = q(
+      "SELECT seq, removed_messages, removed_tokens, manual, created_at FROM trims ORDER BY id",
+    ).map(([seq, messages, tokens, manual, at]) => ({
+      seq,
+      messages,
+      tokens,
+      manual: !!manual,
+      at,
+    }));
     const trimmed = q(
       "SELECT seq, role, coalesce(tool_name, ''), tokens, substr(replace(text, char(10), ' '), 1, 160) FROM messages WHERE in_context = 0 ORDER BY seq",
     ).map(([seq, role, tool, tokens, text]) => ({ seq, role, tool, tokens, text }));
-    const blobs = q("SELECT id, seq, coalesce(tool_name, ''), lines, tokens FROM blobs ORDER BY seq").map(([id, seq, tool, lines, tokens]) => ({ id, seq, tool, lines, tokens }));
-    const [[messages, inContext]] = q("SELECT count(*), coalesce(sum(in_context), 0) FROM messages");
+    const blobs = q(
+      "SELECT id, seq, coalesce(tool_name, ''), lines, tokens FROM blobs ORDER BY seq",
+    ).map(([id, seq, tool, lines, tokens]) => ({ id, seq, tool, lines, tokens }));
+    const [[messages, inContext]] = q(
+      "SELECT count(*), coalesce(sum(in_context), 0) FROM messages",
+    );
     return { requests, trims, trimmed, blobs, messages, inContext };
   } finally {
     db.close?.();
@@ -38,22 +64,44 @@ export function timelineSvg(requests, { width = 1000, height = 360 } = {}) {
   const top = Math.max(1000, 1.15 * p95, 1.15 * Math.max(0, ...requests.map((r) => r.after)));
   const x = (i) => m.l + (w * i) / (n - 1);
   const y = (v) => m.t + h - (h * Math.min(v, top)) / top;
-  const line = (key) => requests.map((r, i) => `${x(i).toFixed(1)},${y(r[key]).toFixed(1)}`).join(" ");
+  const line = (key) =>
+    requests.map((r, i) => `${x(i).toFixed(1)},${y(r[key]).toFixed(1)}`).join(" ");
   const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => Math.round(top * f));
   const parts = [
     `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="tokens per request">`,
     `<text x="${m.l}" y="16" font-size="14" font-weight="bold">Tokens per request (estimated): received vs sent</text>`,
-    ...ticks.map((t) => `<line x1="${m.l}" x2="${width - m.r}" y1="${y(t)}" y2="${y(t)}" stroke="#eee"/><text x="${m.l - 6}" y="${y(t) + 4}" font-size="11" text-anchor="end">${k(t)}</text>`),
+    ...ticks.map(
+      (t) =>
+        `<line x1="${m.l}" x2="${width - m.r}" y1="${y(t)}" y2="${y(t)}" stroke="#eee"/><text x="${m.l - 6}" y="${y(t) + 4}" font-size="11" text-anchor="end">${k(t)}</text>`,
+    ),
     `<line x1="${m.l}" x2="${m.l}" y1="${m.t}" y2="${m.t + h}" stroke="#333"/><line x1="${m.l}" x2="${width - m.r}" y1="${m.t + h}" y2="${m.t + h}" stroke="#333"/>`,
     `<text x="${m.l + w / 2}" y="${height - 8}" font-size="12" text-anchor="middle">request number (1–${requests.length})</text>`,
     `<text x="14" y="${m.t + h / 2}" font-size="12" text-anchor="middle" transform="rotate(-90 14 ${m.t + h / 2})">tokens</text>`,
-    ...requests.map((r, i) => (r.reused ? `<rect x="${x(i) - 1}" y="${m.t + h + 2}" width="2" height="5" fill="#2a9d4b"/>` : "")),
-    ...requests.map((r, i) => (r.trimmed ? `<line x1="${x(i)}" x2="${x(i)}" y1="${m.t}" y2="${m.t + h}" stroke="#d62828" stroke-dasharray="4 3"/>` : "")),
+    ...requests.map((r, i) =>
+      r.reused
+        ? `<rect x="${x(i) - 1}" y="${m.t + h + 2}" width="2" height="5" fill="#2a9d4b"/>`
+        : "",
+    ),
+    ...requests.map((r, i) =>
+      r.trimmed
+        ? `<line x1="${x(i)}" x2="${x(i)}" y1="${m.t}" y2="${m.t + h}" stroke="#d62828" stroke-dasharray="4 3"/>`
+        : "",
+    ),
     `<polyline fill="none" stroke="#999" stroke-width="1.5" points="${line("before")}"/>`,
     `<polyline fill="none" stroke="#1d4ed8" stroke-width="2" points="${line("after")}"/>`,
-    ...requests.map((r, i) => (r.compressed ? `<circle cx="${x(i)}" cy="${y(r.after)}" r="4" fill="#f59e0b"/>` : "")),
-    ...requests.map((r, i) => (r.before > top ? `<text x="${x(i) - 4}" y="${m.t + 12}" font-size="10" text-anchor="end" fill="#666">↑ ${k(r.before)}</text>` : "")),
-    ...requests.map((r, i) => (r.failOpen ? `<circle cx="${x(i)}" cy="${y(r.before)}" r="4" fill="none" stroke="#d62828"/>` : "")),
+    ...requests.map((r, i) =>
+      r.compressed ? `<circle cx="${x(i)}" cy="${y(r.after)}" r="4" fill="#f59e0b"/>` : "",
+    ),
+    ...requests.map((r, i) =>
+      r.before > top
+        ? `<text x="${x(i) - 4}" y="${m.t + 12}" font-size="10" text-anchor="end" fill="#666">↑ ${k(r.before)}</text>`
+        : "",
+    ),
+    ...requests.map((r, i) =>
+      r.failOpen
+        ? `<circle cx="${x(i)}" cy="${y(r.before)}" r="4" fill="none" stroke="#d62828"/>`
+        : "",
+    ),
     `<g font-size="11" transform="translate(${m.l}, 30)">`,
     `<line x1="0" x2="20" y1="0" y2="0" stroke="#999" stroke-width="1.5"/><text x="26" y="4">received by the plugin</text>`,
     `<line x1="160" x2="180" y1="0" y2="0" stroke="#1d4ed8" stroke-width="2"/><text x="186" y="4">sent to the model</text>`,

@@ -18,7 +18,13 @@ export function toOpenAI(raw) {
       out.push({
         role: "assistant",
         content: rest || null,
-        tool_calls: [{ id: pending, type: "function", function: { name: "bash", arguments: JSON.stringify({ command: cmd[1].trim() }) } }],
+        tool_calls: [
+          {
+            id: pending,
+            type: "function",
+            function: { name: "bash", arguments: JSON.stringify({ command: cmd[1].trim() }) },
+          },
+        ],
       });
     } else if (m.role === "user" && pending) {
       out.push({ role: "tool", tool_call_id: pending, content: m.content });
@@ -51,7 +57,10 @@ export function loadSession(file) {
 /** Feeds a session to a compactor request by request; yields `{ request, messages, stats }`. */
 export async function* replay(compactor, history, opts = {}) {
   for (const request of requests(history)) {
-    const { messages, stats } = await compactor.transform(structuredClone(request), { format: "openai", ...opts });
+    const { messages, stats } = await compactor.transform(structuredClone(request), {
+      format: "openai",
+      ...opts,
+    });
     yield { request, messages, stats };
   }
 }

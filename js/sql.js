@@ -20,7 +20,14 @@ export const READY_LINE = "READY\n";
 const MAX_STDOUT = 16 * 1024 * 1024;
 
 /** Runs a checked statement read-only; resolves to {columns, rows, truncated}. */
-export function runReadonlySql({ kind, path, sql, maxRows, timeoutMs = SQL_TIMEOUT_MS, startupMs = SQL_STARTUP_MS }) {
+export function runReadonlySql({
+  kind,
+  path,
+  sql,
+  maxRows,
+  timeoutMs = SQL_TIMEOUT_MS,
+  startupMs = SQL_STARTUP_MS,
+}) {
   return new Promise((resolve, reject) => {
     // The host's own runtime runs the child: Node, Bun, a Bun-compiled app such as OpenCode
     // (BUN_BE_BUN makes it act as bun), or Electron (ELECTRON_RUN_AS_NODE makes it act as node).
@@ -36,7 +43,10 @@ export function runReadonlySql({ kind, path, sql, maxRows, timeoutMs = SQL_TIMEO
       why ??= reason;
       child.kill("SIGKILL");
     };
-    let timer = setTimeout(() => stop(`the query runner did not start within ${startupMs} ms and was stopped`), startupMs);
+    let timer = setTimeout(
+      () => stop(`the query runner did not start within ${startupMs} ms and was stopped`),
+      startupMs,
+    );
     child.stdout.on("data", (c) => {
       size += c.length;
       if (size > MAX_STDOUT) return stop("the result is too large");
@@ -53,7 +63,10 @@ export function runReadonlySql({ kind, path, sql, maxRows, timeoutMs = SQL_TIMEO
       out.length = 0;
       out.push(head.subarray(READY_LINE.length));
       clearTimeout(timer);
-      timer = setTimeout(() => stop(`the query ran longer than ${timeoutMs} ms and was stopped`), timeoutMs);
+      timer = setTimeout(
+        () => stop(`the query ran longer than ${timeoutMs} ms and was stopped`),
+        timeoutMs,
+      );
     });
     child.stderr.resume();
     child.on("error", (e) => {
@@ -67,7 +80,9 @@ export function runReadonlySql({ kind, path, sql, maxRows, timeoutMs = SQL_TIMEO
       try {
         res = JSON.parse(Buffer.concat(out).toString("utf8"));
       } catch {
-        return reject(codedError("E_SQL", "the query runner stopped without an answer (out of memory?)"));
+        return reject(
+          codedError("E_SQL", "the query runner stopped without an answer (out of memory?)"),
+        );
       }
       if (res.error) return reject(codedError(res.code ?? "E_SQL", res.error));
       resolve(res);

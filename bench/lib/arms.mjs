@@ -33,7 +33,12 @@ export function fitWindow(messages, fixed, window) {
     i++;
     if (m.role === "assistant" && m.tool_calls?.length) {
       const ids = new Set(m.tool_calls.map((c) => c.id));
-      while (i < messages.length && messages[i].role === "tool" && ids.has(messages[i].tool_call_id)) total -= messageTokens(messages[i++]);
+      while (
+        i < messages.length &&
+        messages[i].role === "tool" &&
+        ids.has(messages[i].tool_call_id)
+      )
+        total -= messageTokens(messages[i++]);
     }
   }
   // a result whose call left with the window would be an invalid request: it leaves too
@@ -60,7 +65,13 @@ function toolOutputTokens(m) {
 
 /** Keep everything; only the window applies. */
 function keepArm(task, cfg, window) {
-  return { hasRecall: false, tools: task.tools, system: task.system, window, prepare: async (h) => ({ messages: h, events: [] }) };
+  return {
+    hasRecall: false,
+    tools: task.tools,
+    system: task.system,
+    window,
+    prepare: async (h) => ({ messages: h, events: [] }),
+  };
 }
 
 /** OpenCode-style prune: walking back from the newest tool output, the first `protect` tokens of
@@ -115,9 +126,13 @@ function clearArm(task, cfg, window) {
       fixed ??= fixedTokens(cfg.model, task.tools);
       if (fixed + sumTokens(h) <= trigger) return { messages: h, events: [] };
       const uses = [];
-      for (const m of h) if (m.role === "assistant") for (const c of m.tool_calls ?? []) uses.push(c.id);
+      for (const m of h)
+        if (m.role === "assistant") for (const c of m.tool_calls ?? []) uses.push(c.id);
       const kept = new Set(uses.slice(-keep));
-      return { messages: h.map((m) => (m.role === "tool" && !kept.has(m.tool_call_id) ? ph(m) : m)), events: ["clear"] };
+      return {
+        messages: h.map((m) => (m.role === "tool" && !kept.has(m.tool_call_id) ? ph(m) : m)),
+        events: ["clear"],
+      };
     },
   };
 }
@@ -128,8 +143,16 @@ async function smarterArm(task, cfg, window, ctx) {
   const dir = join(ctx.stateRoot, `${task.id}-${task.seed}-${ctx.tag ?? "o"}`);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  const c = await createCompactor({ sessionId: `bench-${task.id}-${task.seed}`, stateDir: dir, embedder: false, config: cfg.config ?? {} });
-  const recallTools = (await toolDefinitions()).map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters } }));
+  const c = await createCompactor({
+    sessionId: `bench-${task.id}-${task.seed}`,
+    stateDir: dir,
+    embedder: false,
+    config: cfg.config ?? {},
+  });
+  const recallTools = (await toolDefinitions()).map((t) => ({
+    type: "function",
+    function: { name: t.name, description: t.description, parameters: t.parameters },
+  }));
   const tools = [...task.tools, ...recallTools];
   const system = { role: "system", content: `${task.system.content}\n\n${STANDING_INSTRUCTION}` };
   const overheadTokens = (await engineModule()).estimateTokens(JSON.stringify(tools));
@@ -142,7 +165,11 @@ async function smarterArm(task, cfg, window, ctx) {
     compactor: c,
     stats,
     async prepare(h) {
-      const { messages, stats: st } = await c.transform([system, ...h.slice(1)], { model: cfg.model, format: "openai", overheadTokens });
+      const { messages, stats: st } = await c.transform([system, ...h.slice(1)], {
+        model: cfg.model,
+        format: "openai",
+        overheadTokens,
+      });
       const events = [];
       if (st.fail_open) {
         stats.failOpens++;
@@ -215,7 +242,10 @@ function compactContextArm(task, cfg, window) {
       const events = [];
       if (fixed + sumTokens(running) >= cfg.trigger) {
         const query = [...running].reverse().find((m) => m.role === "user")?.content ?? "";
-        const res = await compactContext({ messages: running, query, target_ratio: cfg.target_ratio }, { embedder: cfg.embedder ?? null });
+        const res = await compactContext(
+          { messages: running, query, target_ratio: cfg.target_ratio },
+          { embedder: cfg.embedder ?? null },
+        );
         const fixedUp = repairPairs(res.messages);
         running = fixedUp.messages;
         stats.compactions++;

@@ -41,8 +41,15 @@ export async function runTrial(task, armName, config, ctx, model = null) {
     const answers = [];
     for (const [k, q] of task.questions.entries()) {
       hist.push({ role: "user", content: q.text });
-      const a = model ? await modelAnswer(task, q, k, arm, send, reply, hist, model) : await oracleAnswer(task, q, k, arm, send, reply, hist);
-      answers.push({ kind: q.kind, key: q.key ?? `${q.service} ${q.level}`, expected: q.answer, ...a });
+      const a = model
+        ? await modelAnswer(task, q, k, arm, send, reply, hist, model)
+        : await oracleAnswer(task, q, k, arm, send, reply, hist);
+      answers.push({
+        kind: q.kind,
+        key: q.key ?? `${q.service} ${q.level}`,
+        expected: q.answer,
+        ...a,
+      });
     }
     const rows = meter.rows;
     return {
@@ -56,7 +63,10 @@ export async function runTrial(task, armName, config, ctx, model = null) {
       hookMs,
       fixed,
       armStats: arm.stats ?? null,
-      check: ctx.check && meter.peakMessages ? checkRequest(config.model, arm.tools, meter.peakMessages) : null,
+      check:
+        ctx.check && meter.peakMessages
+          ? checkRequest(config.model, arm.tools, meter.peakMessages)
+          : null,
     };
   } finally {
     await arm.close?.();
@@ -66,9 +76,15 @@ export async function runTrial(task, armName, config, ctx, model = null) {
 /** Whether the oracle must recall: the arm shows that something is not in the request (a trim
  * pointer or a compressed-output header), and the question is not a unique line it can see. */
 export function needsRecall(task, q, visible) {
-  const missing = visible.some((m) => typeof m.content === "string" && (m.content.includes("[smarter-compact] This session continues") || m.content.includes("[smarter-compact] output compressed")));
+  const missing = visible.some(
+    (m) =>
+      typeof m.content === "string" &&
+      (m.content.includes("[smarter-compact] This session continues") ||
+        m.content.includes("[smarter-compact] output compressed")),
+  );
   if (!missing) return false;
-  if (task.kind === "log" && q.kind === "lookup") return answerFromVisible(task, q, visible) == null;
+  if (task.kind === "log" && q.kind === "lookup")
+    return answerFromVisible(task, q, visible) == null;
   return true;
 }
 
@@ -79,7 +95,17 @@ async function oracleAnswer(task, q, k, arm, send, reply, hist) {
   if (arm.hasRecall && needsRecall(task, q, visible)) {
     const call = recallCall(task, q);
     const id = `call_recall_${k}`;
-    reply({ role: "assistant", content: null, tool_calls: [{ id, type: "function", function: { name: call.name, arguments: JSON.stringify(call.args) } }] });
+    reply({
+      role: "assistant",
+      content: null,
+      tool_calls: [
+        {
+          id,
+          type: "function",
+          function: { name: call.name, arguments: JSON.stringify(call.args) },
+        },
+      ],
+    });
     let text;
     try {
       text = await arm.recall(call.name, call.args);
@@ -97,7 +123,13 @@ async function oracleAnswer(task, q, k, arm, send, reply, hist) {
   return { answer, ok: answer === q.answer, tool, from };
 }
 
-const RECALL = new Set(["smart_compact_search", "smart_compact_sql", "smart_compact_get", "context_status", "compact_context"]);
+const RECALL = new Set([
+  "smart_compact_search",
+  "smart_compact_sql",
+  "smart_compact_get",
+  "context_status",
+  "compact_context",
+]);
 
 /** Scores a model's free-text answer. */
 export function scoreText(q, text) {
@@ -130,7 +162,9 @@ async function modelAnswer(task, q, k, arm, send, reply, hist, model) {
           } catch (e) {
             text = `error: ${e.message}`;
           }
-        } else if (name === task.tool) text = "error: the data stream has been consumed; pages cannot be read again. Answer from what you have.";
+        } else if (name === task.tool)
+          text =
+            "error: the data stream has been consumed; pages cannot be read again. Answer from what you have.";
         else text = `error: ${name} is not available in this task.`;
         hist.push({ role: "tool", tool_call_id: c.id, content: text });
       }
@@ -138,7 +172,12 @@ async function modelAnswer(task, q, k, arm, send, reply, hist, model) {
     }
     const text = msg.content ?? "";
     reply({ role: "assistant", content: text });
-    return { answer: text.slice(0, 200), ok: scoreText(q, text), tool: calls.join(",") || null, from: "model" };
+    return {
+      answer: text.slice(0, 200),
+      ok: scoreText(q, text),
+      tool: calls.join(",") || null,
+      from: "model",
+    };
   }
   reply({ role: "assistant", content: "(no answer)" });
   return { answer: null, ok: false, tool: calls.join(",") || null, from: "model" };

@@ -33,7 +33,15 @@ export class Meter {
     const min = this.cache.minPrefix;
     const read = shared >= min ? shared : 0;
     const write = tokens >= min ? tokens - read : 0;
-    const row = { tokens, read, write, fresh: tokens - read - write, out: 0, events, n: messages.length };
+    const row = {
+      tokens,
+      read,
+      write,
+      fresh: tokens - read - write,
+      out: 0,
+      events,
+      n: messages.length,
+    };
     this.prev = messages.slice(); // the caller may keep appending to its array
     if (this.keepPeak && tokens > (this.peakTokens ?? 0)) {
       this.peakTokens = tokens;
@@ -54,14 +62,24 @@ export function cost(rows, price) {
   let usd = 0;
   for (const r of rows) {
     const t = price.tiers.find((x) => x.upTo == null || r.tokens <= x.upTo);
-    usd += (r.fresh * t.input + r.write * t.cacheWrite + r.read * t.cacheRead + r.out * t.output) / 1e6;
+    usd +=
+      (r.fresh * t.input + r.write * t.cacheWrite + r.read * t.cacheRead + r.out * t.output) / 1e6;
   }
   return usd;
 }
 
 /** Totals of request rows. */
 export function totals(rows) {
-  const s = { requests: rows.length, tokens: 0, read: 0, write: 0, fresh: 0, out: 0, peak: 0, overTier: 0 };
+  const s = {
+    requests: rows.length,
+    tokens: 0,
+    read: 0,
+    write: 0,
+    fresh: 0,
+    out: 0,
+    peak: 0,
+    overTier: 0,
+  };
   for (const r of rows) {
     s.tokens += r.tokens;
     s.read += r.read;

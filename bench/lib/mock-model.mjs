@@ -14,19 +14,27 @@ function answer(messages, tools) {
   if (m) {
     const hit = new RegExp(`${m[1]} \\S+ \\S+ .*?req=([0-9a-f]{8})`).exec(text);
     if (hit) return { content: hit[1] };
-    if (canRecall && lastMsg.role !== "tool") return { tool: "smart_compact_search", args: { query: m[1], scope: "all" } };
+    if (canRecall && lastMsg.role !== "tool")
+      return { tool: "smart_compact_search", args: { query: m[1], scope: "all" } };
     return { content: "unknown" };
   }
   m = /record (rec-\d{6})/.exec(last);
   if (m) {
-    if (canRecall && lastMsg.role !== "tool" && text.includes("[smarter-compact]")) return { tool: "smart_compact_search", args: { query: m[1], scope: "all" } };
+    if (canRecall && lastMsg.role !== "tool" && text.includes("[smarter-compact]"))
+      return { tool: "smart_compact_search", args: { query: m[1], scope: "all" } };
     const all = [...text.matchAll(new RegExp(`PUT ${m[1]} rev=(\\d+) .*?"value":"([^"]+)"`, "g"))];
     all.sort((a, b) => Number(a[1]) - Number(b[1]));
     return { content: all.length ? all[all.length - 1][2] : "unknown" };
   }
   m = /How many (\w+) lines did the service (\S+) log/.exec(last);
   if (m) {
-    if (canRecall && lastMsg.role !== "tool") return { tool: "smart_compact_sql", args: { sql: `SELECT count(*) FROM output_lines WHERE tool_name = 'read_logs' AND text LIKE '% ${m[2]} ${m[1]} %'` } };
+    if (canRecall && lastMsg.role !== "tool")
+      return {
+        tool: "smart_compact_sql",
+        args: {
+          sql: `SELECT count(*) FROM output_lines WHERE tool_name = 'read_logs' AND text LIKE '% ${m[2]} ${m[1]} %'`,
+        },
+      };
     if (lastMsg.role === "tool") {
       const n = /count\(\*\)\s*\n\s*(\d+)/.exec(lastMsg.content);
       if (n) return { content: n[1] };
@@ -48,11 +56,30 @@ export function startMockModel() {
       const j = JSON.parse(body);
       const a = answer(j.messages, j.tools);
       const message = a.tool
-        ? { role: "assistant", content: null, tool_calls: [{ id: `mock_${n++}`, type: "function", function: { name: a.tool, arguments: JSON.stringify(a.args) } }] }
+        ? {
+            role: "assistant",
+            content: null,
+            tool_calls: [
+              {
+                id: `mock_${n++}`,
+                type: "function",
+                function: { name: a.tool, arguments: JSON.stringify(a.args) },
+              },
+            ],
+          }
         : { role: "assistant", content: a.content };
       res.setHeader("content-type", "application/json");
-      res.end(JSON.stringify({ choices: [{ message }], usage: { prompt_tokens: Math.round(body.length / 4), completion_tokens: 5 } }));
+      res.end(
+        JSON.stringify({
+          choices: [{ message }],
+          usage: { prompt_tokens: Math.round(body.length / 4), completion_tokens: 5 },
+        }),
+      );
     });
   });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({ url: `http://127.0.0.1:${server.address().port}/v1`, close: () => server.close() })));
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () =>
+      resolve({ url: `http://127.0.0.1:${server.address().port}/v1`, close: () => server.close() }),
+    ),
+  );
 }

@@ -15,7 +15,8 @@ function visibleLines(task, messages) {
   const prefix = `call_${task.tool}_`;
   const out = [];
   for (const m of messages) {
-    if (m.role !== "tool" || !m.tool_call_id?.startsWith(prefix) || typeof m.content !== "string") continue;
+    if (m.role !== "tool" || !m.tool_call_id?.startsWith(prefix) || typeof m.content !== "string")
+      continue;
     for (const line of m.content.split("\n")) out.push(line);
   }
   return out;
@@ -56,7 +57,12 @@ export function answerFromVisible(task, q, messages) {
 /** The tool call the oracle makes for a question (for an arm with recall tools). */
 export function recallCall(task, q) {
   if (q.kind === "count") {
-    return { name: "smart_compact_sql", args: { sql: `SELECT count(*) FROM output_lines WHERE tool_name = '${task.tool}' AND text LIKE '% ${q.service} ${q.level} %'` } };
+    return {
+      name: "smart_compact_sql",
+      args: {
+        sql: `SELECT count(*) FROM output_lines WHERE tool_name = '${task.tool}' AND text LIKE '% ${q.service} ${q.level} %'`,
+      },
+    };
   }
   return { name: "smart_compact_search", args: { query: q.key, limit: 8, scope: "all" } };
 }
@@ -91,7 +97,8 @@ export function answerFromRecall(task, q, text) {
       }
       if (value === null) continue;
       const pos = [Number(head[1]), Number(head[3] ?? 0)];
-      if (!best || pos[0] > best.pos[0] || (pos[0] === best.pos[0] && pos[1] > best.pos[1])) best = { pos, value };
+      if (!best || pos[0] > best.pos[0] || (pos[0] === best.pos[0] && pos[1] > best.pos[1]))
+        best = { pos, value };
     }
   }
   return best?.value ?? null;

@@ -23,9 +23,19 @@ function toAnthropic(history) {
     if (m.role === "system") system.push({ type: "text", text: m.content });
     else if (m.role === "assistant") {
       const blocks = m.content ? [{ type: "text", text: m.content }] : [];
-      for (const c of m.tool_calls ?? []) blocks.push({ type: "tool_use", id: c.id, name: c.function.name, input: JSON.parse(c.function.arguments) });
+      for (const c of m.tool_calls ?? [])
+        blocks.push({
+          type: "tool_use",
+          id: c.id,
+          name: c.function.name,
+          input: JSON.parse(c.function.arguments),
+        });
       messages.push({ role: "assistant", content: blocks });
-    } else if (m.role === "tool") messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: m.tool_call_id, content: m.content }] });
+    } else if (m.role === "tool")
+      messages.push({
+        role: "user",
+        content: [{ type: "tool_result", tool_use_id: m.tool_call_id, content: m.content }],
+      });
     else messages.push({ role: "user", content: [{ type: "text", text: m.content }] });
   }
   const last = messages.at(-1)?.content?.at(-1);
@@ -40,8 +50,18 @@ async function startUpstream() {
     req.resume();
     req.on("end", () => {
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-      const ev = (type, data) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
-      ev("message_start", { message: { id: "msg_bench", type: "message", role: "assistant", model: "claude-bench", content: [], usage: { input_tokens: 1, output_tokens: 1 } } });
+      const ev = (type, data) =>
+        res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+      ev("message_start", {
+        message: {
+          id: "msg_bench",
+          type: "message",
+          role: "assistant",
+          model: "claude-bench",
+          content: [],
+          usage: { input_tokens: 1, output_tokens: 1 },
+        },
+      });
       ev("content_block_start", { index: 0, content_block: { type: "text", text: "" } });
       ev("content_block_delta", { index: 0, delta: { type: "text_delta", text: "ok" } });
       ev("message_stop", {});
@@ -49,7 +69,10 @@ async function startUpstream() {
     });
   });
   await new Promise((r) => srv.listen(0, "127.0.0.1", r));
-  return { url: `http://127.0.0.1:${srv.address().port}`, close: () => new Promise((r) => (srv.closeAllConnections(), srv.close(r))) };
+  return {
+    url: `http://127.0.0.1:${srv.address().port}`,
+    close: () => new Promise((r) => (srv.closeAllConnections(), srv.close(r))),
+  };
 }
 
 async function freePort() {
@@ -63,17 +86,41 @@ async function freePort() {
 /** `smarter-compact proxy run` as a child process; resolves once it answers /health. */
 async function startProxyProcess(upstream, stateDir, trimAt, backend) {
   const port = await freePort();
-  const child = spawn(process.execPath, [...(process.env.PROXY_PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.PROXY_PROF] : []), CLI, "proxy", "run", "--port", String(port), "--state-dir", stateDir, "--anthropic-upstream", upstream], {
-    // No embedding model: the figures are the engine's and the store's, not a background worker's
-    // (which would compete with client, upstream and proxy for the same two cores).
-    env: { ...process.env, CONTEXT_TRIM_AT_TOKENS: String(trimAt), SMARTER_COMPACT_SQLITE: backend, SMARTER_COMPACT_MODEL_DIR: "/nonexistent-model-dir" },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      ...(process.env.PROXY_PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.PROXY_PROF] : []),
+      CLI,
+      "proxy",
+      "run",
+      "--port",
+      String(port),
+      "--state-dir",
+      stateDir,
+      "--anthropic-upstream",
+      upstream,
+    ],
+    {
+      // No embedding model: the figures are the engine's and the store's, not a background worker's
+      // (which would compete with client, upstream and proxy for the same two cores).
+      env: {
+        ...process.env,
+        CONTEXT_TRIM_AT_TOKENS: String(trimAt),
+        SMARTER_COMPACT_SQLITE: backend,
+        SMARTER_COMPACT_MODEL_DIR: "/nonexistent-model-dir",
+      },
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
   await new Promise((resolve, reject) => {
     child.on("exit", (c) => reject(new Error(`proxy exited (${c})`)));
     child.stdout.on("data", (d) => String(d).includes("smarter-compact proxy on") && resolve());
   });
-  return { url: `http://127.0.0.1:${port}`, pid: child.pid, stop: () => new Promise((r) => (child.once("exit", r), child.kill("SIGTERM"))) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    pid: child.pid,
+    stop: () => new Promise((r) => (child.once("exit", r), child.kill("SIGTERM"))),
+  };
 }
 
 /** One POST; `{ ms, firstByteMs }` measured at the client, the whole answer read. */
@@ -81,10 +128,26 @@ function post(base, body) {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     let first = null;
-    const req = http.request(`${base}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "anthropic-version": "2023-06-01", "x-api-key": "sk-bench", "content-length": Buffer.byteLength(body) } }, (res) => {
-      res.on("data", () => (first ??= performance.now() - t0));
-      res.on("end", () => (res.statusCode === 200 ? resolve({ ms: performance.now() - t0, firstByteMs: first }) : reject(new Error(`HTTP ${res.statusCode}`))));
-    });
+    const req = http.request(
+      `${base}/v1/messages`,
+      {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "anthropic-version": "2023-06-01",
+          "x-api-key": "sk-bench",
+          "content-length": Buffer.byteLength(body),
+        },
+      },
+      (res) => {
+        res.on("data", () => (first ??= performance.now() - t0));
+        res.on("end", () =>
+          res.statusCode === 200
+            ? resolve({ ms: performance.now() - t0, firstByteMs: first })
+            : reject(new Error(`HTTP ${res.statusCode}`)),
+        );
+      },
+    );
     req.on("error", reject);
     req.end(body);
   });
@@ -108,10 +171,29 @@ async function proxyRun({ sessions, trimAt, stateRoot, backend }) {
     const { history } = loadSession(file);
     for (const request of requests(history)) {
       const { system, messages } = toAnthropic(request);
-      const body = JSON.stringify({ model: "claude-bench", max_tokens: 1024, stream: true, system, tools: [{ name: "bash", description: "Run a command", input_schema: { type: "object", properties: { command: { type: "string" } } } }], messages });
+      const body = JSON.stringify({
+        model: "claude-bench",
+        max_tokens: 1024,
+        stream: true,
+        system,
+        tools: [
+          {
+            name: "bash",
+            description: "Run a command",
+            input_schema: { type: "object", properties: { command: { type: "string" } } },
+          },
+        ],
+        messages,
+      });
       const direct = await post(up.url, body);
       const via = await post(proxy.url, body);
-      rows.push({ bytes: Buffer.byteLength(body), direct: direct.ms, proxy: via.ms, added: via.ms - direct.ms, firstByteAdded: via.firstByteMs - direct.firstByteMs });
+      rows.push({
+        bytes: Buffer.byteLength(body),
+        direct: direct.ms,
+        proxy: via.ms,
+        added: via.ms - direct.ms,
+        firstByteAdded: via.firstByteMs - direct.firstByteMs,
+      });
     }
   }
   const health = await (await fetch(`${proxy.url}/health`)).json();
@@ -130,11 +212,30 @@ async function proxyRun({ sessions, trimAt, stateRoot, backend }) {
     bodyKB: { p50: q(col("bytes"), 0.5) / 1024, max: Math.max(...col("bytes")) / 1024 },
     directMs: { p50: q(col("direct"), 0.5), p95: q(col("direct"), 0.95) },
     proxyMs: { p50: q(col("proxy"), 0.5), p95: q(col("proxy"), 0.95) },
-    addedMs: { p50: q(col("added"), 0.5), p95: q(col("added"), 0.95), max: Math.max(...col("added")) },
-    addedMsLargest10pct: { p50: q(big.map((r) => r.added), 0.5), p95: q(big.map((r) => r.added), 0.95) },
+    addedMs: {
+      p50: q(col("added"), 0.5),
+      p95: q(col("added"), 0.95),
+      max: Math.max(...col("added")),
+    },
+    addedMsLargest10pct: {
+      p50: q(
+        big.map((r) => r.added),
+        0.5,
+      ),
+      p95: q(
+        big.map((r) => r.added),
+        0.95,
+      ),
+    },
     firstByteAddedMs: { p50: q(col("firstByteAdded"), 0.5), p95: q(col("firstByteAdded"), 0.95) },
     memory: { idleRssMB: idle.rssMB, rssMB: loaded.rssMB, peakRssMB: loaded.peakRssMB },
-    proxyStats: { requests: health.requests, rewritten: health.rewritten, unchanged: health.unchanged, fail_opens: health.fail_opens, sessions: health.sessions },
+    proxyStats: {
+      requests: health.requests,
+      rewritten: health.rewritten,
+      unchanged: health.unchanged,
+      fail_opens: health.fail_opens,
+      sessions: health.sessions,
+    },
   };
 }
 
@@ -142,6 +243,7 @@ async function proxyRun({ sessions, trimAt, stateRoot, backend }) {
  *  brings) and better-sqlite3 (when the user has it installed). The figures for the report. */
 export async function proxyBench({ sessions = 32, trimAt = 16_000, stateRoot = tmpdir() } = {}) {
   const runs = [];
-  for (const backend of ["sql.js", "better-sqlite3"]) runs.push(await proxyRun({ sessions, trimAt, stateRoot, backend }));
+  for (const backend of ["sql.js", "better-sqlite3"])
+    runs.push(await proxyRun({ sessions, trimAt, stateRoot, backend }));
   return { runs };
 }

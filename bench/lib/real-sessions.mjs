@@ -9,10 +9,13 @@ import { Meter, cost, totals } from "./meter.mjs";
 import { quantile } from "./stats.mjs";
 import { countText, fixedTokens, messageTextTokens, messageTokens } from "./tokens.mjs";
 
-export const SESSIONS_DIR = new URL("../../tests/data/sessions/swe-traj/", import.meta.url).pathname;
+export const SESSIONS_DIR = new URL("../../tests/data/sessions/swe-traj/", import.meta.url)
+  .pathname;
 
 export function sessionFiles(limit) {
-  const files = readdirSync(SESSIONS_DIR).filter((f) => f.endsWith(".json")).sort();
+  const files = readdirSync(SESSIONS_DIR)
+    .filter((f) => f.endsWith(".json"))
+    .sort();
   return (limit ? files.slice(0, limit) : files).map((f) => join(SESSIONS_DIR, f));
 }
 
@@ -44,8 +47,30 @@ function classifyOutput(t) {
   if (lines.some((l) => l.startsWith("diff --git") || l.startsWith("@@ -"))) return "code";
   const numbered = (l) => /^\s*\d+\t/.test(l);
   if (lines.filter(numbered).length * 2 >= lines.length) return "code";
-  const SOURCE = ["def ", "class ", "import ", "from ", "return", "if ", "elif ", "else:", "for ", "while ", "try:", "except", "with ", "raise ", "@", "#", ")", "]", "}", '"""'];
-  const source = (l) => l.length - l.trimStart().length >= 4 || SOURCE.some((k) => l.trimStart().startsWith(k));
+  const SOURCE = [
+    "def ",
+    "class ",
+    "import ",
+    "from ",
+    "return",
+    "if ",
+    "elif ",
+    "else:",
+    "for ",
+    "while ",
+    "try:",
+    "except",
+    "with ",
+    "raise ",
+    "@",
+    "#",
+    ")",
+    "]",
+    "}",
+    '"""',
+  ];
+  const source = (l) =>
+    l.length - l.trimStart().length >= 4 || SOURCE.some((k) => l.trimStart().startsWith(k));
   return lines.filter(source).length * 10 >= lines.length * 6 ? "code" : "logs";
 }
 
@@ -62,8 +87,10 @@ function corpus(files) {
           if (b.rest) items.push(["prose", b.rest]);
           items.push(["json (tool-call arguments)", JSON.stringify({ command: b.cmd })]);
         } else items.push(["prose", t]);
-      } else if (m.role === "user" && t.startsWith("<returncode>")) items.push([`tool output: ${classifyOutput(t)}`, t]);
-      else if (m.role === "user" && t.startsWith("diff --git")) items.push(["tool output: code", t]);
+      } else if (m.role === "user" && t.startsWith("<returncode>"))
+        items.push([`tool output: ${classifyOutput(t)}`, t]);
+      else if (m.role === "user" && t.startsWith("diff --git"))
+        items.push(["tool output: code", t]);
       else items.push(["instructions (system, task)", t]);
     }
   }
@@ -99,7 +126,9 @@ export async function estimatorError(files) {
     if (!byKind.has(kind)) byKind.set(kind, []);
     byKind.get(kind).push(pair);
   }
-  const rows = [...byKind.entries()].sort((a, b) => a[0].localeCompare(b[0])).map(([kind, pairs]) => ({ kind, ...errStats(pairs) }));
+  const rows = [...byKind.entries()]
+    .sort((a, b) => a[0].localeCompare(b[0]))
+    .map(([kind, pairs]) => ({ kind, ...errStats(pairs) }));
   rows.push({ kind: "all", ...errStats([...byKind.values()].flat()) });
   return rows;
 }
@@ -133,7 +162,12 @@ export async function replayAll(files, trimAts, stateRoot, prices) {
       const dir = join(stateRoot, `rs-${trimAt}-${si}`);
       rmSync(dir, { recursive: true, force: true });
       mkdirSync(dir, { recursive: true });
-      const c = await createCompactor({ sessionId: `rs${si}`, stateDir: dir, embedder: false, config: { trimAtTokens: trimAt } });
+      const c = await createCompactor({
+        sessionId: `rs${si}`,
+        stateDir: dir,
+        embedder: false,
+        config: { trimAtTokens: trimAt },
+      });
       const m = new Meter(fixedTokens("", []), { minPrefix: 1024 });
       let prev = null;
       for (const req of requests(s.history)) {
@@ -144,7 +178,12 @@ export async function replayAll(files, trimAts, stateRoot, prices) {
         if (stats.over_limit) overLimit++;
         if (prev && !stats.trimmed) {
           reusable++;
-          if (prev.every((x, i) => x === messages[i] || JSON.stringify(x) === JSON.stringify(messages[i]))) reused++;
+          if (
+            prev.every(
+              (x, i) => x === messages[i] || JSON.stringify(x) === JSON.stringify(messages[i]),
+            )
+          )
+            reused++;
         }
         prev = messages;
         m.request(messages);
@@ -180,7 +219,9 @@ export async function replayAll(files, trimAts, stateRoot, prices) {
       hitKeep: keep.hit,
       peak: t.peak,
       peakKeep: keep.peak,
-      costRatio: Object.fromEntries(Object.entries(prices).map(([k, p]) => [k, cost(rows, p) / cost(keepRows, p)])),
+      costRatio: Object.fromEntries(
+        Object.entries(prices).map(([k, p]) => [k, cost(rows, p) / cost(keepRows, p)]),
+      ),
     });
   }
   const dist = (truthAt) => {
@@ -197,4 +238,3 @@ export async function replayAll(files, trimAts, stateRoot, prices) {
   };
   return { replay: out, requestError: { text: dist(1), json: dist(0) } };
 }
-

@@ -21,9 +21,19 @@ export function realModelFromEnv(env, cfg) {
     usage,
     maxRounds: cfg.maxRounds,
     async complete(messages, tools) {
-      const body = { model, messages, tools, temperature: cfg.temperature, max_tokens: cfg.maxTokens };
+      const body = {
+        model,
+        messages,
+        tools,
+        temperature: cfg.temperature,
+        max_tokens: cfg.maxTokens,
+      };
       for (let attempt = 0; ; attempt++) {
-        const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: JSON.stringify(body) });
+        const res = await fetch(url, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+          body: JSON.stringify(body),
+        });
         if (res.ok) {
           const j = await res.json();
           usage.requests++;

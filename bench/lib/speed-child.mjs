@@ -49,7 +49,15 @@ async function hook() {
       strMs.push(st);
       ratio.push(h / st);
     }
-    out.push({ messages: n, bytes: JSON.stringify(s).length, hook: pct(hookMs), stringify: pct(strMs), ratio: pct(ratio), trims, backend: (await c.status()).store.backend });
+    out.push({
+      messages: n,
+      bytes: JSON.stringify(s).length,
+      hook: pct(hookMs),
+      stringify: pct(strMs),
+      ratio: pct(ratio),
+      trims,
+      backend: (await c.status()).store.backend,
+    });
     await c.close();
   }
   return out;
@@ -57,11 +65,19 @@ async function hook() {
 
 async function ingest() {
   const backend = process.env.SMARTER_COMPACT_SQLITE;
-  const res = { backend, runtime: globalThis.Bun ? `bun ${Bun.version}` : `node ${process.versions.node}` };
+  const res = {
+    backend,
+    runtime: globalThis.Bun ? `bun ${Bun.version}` : `node ${process.versions.node}`,
+  };
   // bulk: one request with M new messages (one transaction)
   const s = codingSession(opts.messages + 2, 9);
   const bytes = JSON.stringify(s).length;
-  let c = await createCompactor({ sessionId: "ingest", stateDir: tmp(), embedder: false, sqlite: backend });
+  let c = await createCompactor({
+    sessionId: "ingest",
+    stateDir: tmp(),
+    embedder: false,
+    sqlite: backend,
+  });
   let a = now();
   const r = await c.transform(s, { model: opts.model, format: "openai" });
   const bulkMs = now() - a;
@@ -73,19 +89,32 @@ async function ingest() {
   db.exec("CREATE TABLE t(role TEXT, text TEXT)", []);
   a = now();
   db.exec("BEGIN", []);
-  for (const m of s) db.exec("INSERT INTO t(role, text) VALUES (?, ?)", [m.role, typeof m.content === "string" ? m.content : JSON.stringify(m.content)]);
+  for (const m of s)
+    db.exec("INSERT INTO t(role, text) VALUES (?, ?)", [
+      m.role,
+      typeof m.content === "string" ? m.content : JSON.stringify(m.content),
+    ]);
   db.exec("COMMIT", []);
   const rawMs = now() - a;
   // second reference: every line of every message into a plain FTS4 table (what a line index costs)
   db.exec("CREATE VIRTUAL TABLE f USING fts4(text)", []);
   a = now();
   db.exec("BEGIN", []);
-  for (const m of s) for (const line of String(typeof m.content === "string" ? m.content : JSON.stringify(m.content ?? "")).split("\n")) db.exec("INSERT INTO f(text) VALUES (?)", [line]);
+  for (const m of s)
+    for (const line of String(
+      typeof m.content === "string" ? m.content : JSON.stringify(m.content ?? ""),
+    ).split("\n"))
+      db.exec("INSERT INTO f(text) VALUES (?)", [line]);
   db.exec("COMMIT", []);
   const rawFtsMs = now() - a;
   db.close?.();
   // incremental: requests of 2 new messages each, as an agent loop sends them
-  c = await createCompactor({ sessionId: "incr", stateDir: tmp(), embedder: false, sqlite: backend });
+  c = await createCompactor({
+    sessionId: "incr",
+    stateDir: tmp(),
+    embedder: false,
+    sqlite: backend,
+  });
   const inc = Math.min(200, Math.floor(opts.messages / 4));
   await c.transform(s.slice(0, s.length - 2 * inc), { model: opts.model, format: "openai" });
   const per = [];
@@ -95,20 +124,40 @@ async function ingest() {
     per.push(now() - a);
   }
   await c.close();
-  Object.assign(res, { messages: s.length, bytes, bulkMs, rawMs, bulkMsgPerS: s.length / (bulkMs / 1000), mbPerS: bytes / 1e6 / (bulkMs / 1000), rawFtsMs, overRaw: bulkMs / rawMs, overRawFts: bulkMs / (rawMs + rawFtsMs), incremental: pct(per) });
+  Object.assign(res, {
+    messages: s.length,
+    bytes,
+    bulkMs,
+    rawMs,
+    bulkMsgPerS: s.length / (bulkMs / 1000),
+    mbPerS: bytes / 1e6 / (bulkMs / 1000),
+    rawFtsMs,
+    overRaw: bulkMs / rawMs,
+    overRawFts: bulkMs / (rawMs + rawFtsMs),
+    incremental: pct(per),
+  });
   // search latency at N output lines
   res.search = [];
   for (const rows of opts.searchRows) {
     const L = logRows(rows, 100, 13);
     const dir = tmp();
-    c = await createCompactor({ sessionId: "search", stateDir: dir, embedder: false, sqlite: backend });
+    c = await createCompactor({
+      sessionId: "search",
+      stateDir: dir,
+      embedder: false,
+      sqlite: backend,
+    });
     a = now();
-    for (let k = 2; k < L.length; k += 200) await c.transform(L.slice(0, Math.min(L.length, k + 200)), { model: opts.model, format: "openai" });
+    for (let k = 2; k < L.length; k += 200)
+      await c.transform(L.slice(0, Math.min(L.length, k + 200)), {
+        model: opts.model,
+        format: "openai",
+      });
     const buildMs = now() - a;
     const ids = [];
     const words = [];
     for (let i = 0; i < 40; i++) {
-      const id = `L${String(Math.floor(((i * 7919) % rows))).padStart(6, "0")}`;
+      const id = `L${String(Math.floor((i * 7919) % rows)).padStart(6, "0")}`;
       a = now();
       const h = await c.search(id, { limit: 8, scope: "all" });
       ids.push(now() - a);
@@ -121,7 +170,11 @@ async function ingest() {
     }
     await c.close();
     // reference: a LIKE scan of the same table on the same backend
-    const ro = await openSqlite({ path: join(dir, "context", "sessions", "search.db"), backend, readonly: true });
+    const ro = await openSqlite({
+      path: join(dir, "context", "sessions", "search.db"),
+      backend,
+      readonly: true,
+    });
     const scan = [];
     for (let i = 0; i < 5; i++) {
       const id = `L${String((i * 7919) % rows).padStart(6, "0")}`;

@@ -3,9 +3,35 @@
 // sizes follow a heavy-tailed mix (mostly 0.2–3 kB, some 5–15 kB, a few 30–60 kB).
 import { rng } from "./rng.mjs";
 
-const FILES = ["src/app/models.py", "src/app/views.py", "lib/core/engine.ts", "tests/test_query.py", "pkg/store/sqlite.go", "README.md", "src/trim/plan.rs"];
-const CMDS = ["grep -rn %w %f", "sed -n '%n,%mp' %f", "python -m pytest %f -x -q", "git diff %f", "cat %f | head -n %n", "ls -la src/%w"];
-const WORDS = ["queryset", "annotate", "_base_manager", "fingerprint", "compress", "sticky_cut", "in_context", "tokenize", "resolve", "migrate"];
+const FILES = [
+  "src/app/models.py",
+  "src/app/views.py",
+  "lib/core/engine.ts",
+  "tests/test_query.py",
+  "pkg/store/sqlite.go",
+  "README.md",
+  "src/trim/plan.rs",
+];
+const CMDS = [
+  "grep -rn %w %f",
+  "sed -n '%n,%mp' %f",
+  "python -m pytest %f -x -q",
+  "git diff %f",
+  "cat %f | head -n %n",
+  "ls -la src/%w",
+];
+const WORDS = [
+  "queryset",
+  "annotate",
+  "_base_manager",
+  "fingerprint",
+  "compress",
+  "sticky_cut",
+  "in_context",
+  "tokenize",
+  "resolve",
+  "migrate",
+];
 
 function textOf(r, bytes) {
   const lines = [];
@@ -30,26 +56,60 @@ function textOf(r, bytes) {
 export function codingSession(n, seed = 7, scale = 1) {
   const r = rng(seed);
   const msgs = [
-    { role: "system", content: "You are a coding agent. Use the bash tool to inspect and change the repository. ".repeat(8) },
-    { role: "user", content: "Fix the failing test in tests/test_query.py: annotate() after values() drops the alias." },
+    {
+      role: "system",
+      content:
+        "You are a coding agent. Use the bash tool to inspect and change the repository. ".repeat(
+          8,
+        ),
+    },
+    {
+      role: "user",
+      content:
+        "Fix the failing test in tests/test_query.py: annotate() after values() drops the alias.",
+    },
   ];
   let k = 0;
   while (msgs.length < n) {
     if (k > 0 && k % 20 === 0 && msgs.length < n - 1) {
-      msgs.push({ role: "user", content: `Now also check ${r.pick(FILES)} for the same problem with ${r.pick(WORDS)}.` });
+      msgs.push({
+        role: "user",
+        content: `Now also check ${r.pick(FILES)} for the same problem with ${r.pick(WORDS)}.`,
+      });
       if (msgs.length >= n) break;
     }
     const id = `call_${k}`;
-    const cmd = r.pick(CMDS).replace("%w", r.pick(WORDS)).replace("%f", r.pick(FILES)).replace("%n", String(r.int(1, 400))).replace("%m", String(r.int(401, 800)));
-    msgs.push({ role: "assistant", content: `Let me look at ${r.pick(WORDS)} (step ${k}).`, tool_calls: [{ id, type: "function", function: { name: "bash", arguments: JSON.stringify({ command: cmd }) } }] });
+    const cmd = r
+      .pick(CMDS)
+      .replace("%w", r.pick(WORDS))
+      .replace("%f", r.pick(FILES))
+      .replace("%n", String(r.int(1, 400)))
+      .replace("%m", String(r.int(401, 800)));
+    msgs.push({
+      role: "assistant",
+      content: `Let me look at ${r.pick(WORDS)} (step ${k}).`,
+      tool_calls: [
+        {
+          id,
+          type: "function",
+          function: { name: "bash", arguments: JSON.stringify({ command: cmd }) },
+        },
+      ],
+    });
     if (msgs.length >= n) {
       msgs.pop();
       msgs.push({ role: "assistant", content: "Done." });
       break;
     }
     const x = r.next();
-    const bytes = Math.round(scale * (x < 0.9 ? r.int(200, 3000) : x < 0.98 ? r.int(5000, 15000) : r.int(30000, 60000)));
-    msgs.push({ role: "tool", tool_call_id: id, content: `<returncode>0</returncode>\n<output>\n${textOf(r, bytes)}\n</output>` });
+    const bytes = Math.round(
+      scale * (x < 0.9 ? r.int(200, 3000) : x < 0.98 ? r.int(5000, 15000) : r.int(30000, 60000)),
+    );
+    msgs.push({
+      role: "tool",
+      tool_call_id: id,
+      content: `<returncode>0</returncode>\n<output>\n${textOf(r, bytes)}\n</output>`,
+    });
     k++;
   }
   return msgs.slice(0, n);
@@ -65,10 +125,22 @@ export function logRows(rows, perOutput = 100, seed = 11) {
   let line = 0;
   for (let k = 0; line < rows; k++) {
     const id = `call_${k}`;
-    msgs.push({ role: "assistant", content: `Page ${k}.`, tool_calls: [{ id, type: "function", function: { name: "read_logs", arguments: JSON.stringify({ page: k }) } }] });
+    msgs.push({
+      role: "assistant",
+      content: `Page ${k}.`,
+      tool_calls: [
+        {
+          id,
+          type: "function",
+          function: { name: "read_logs", arguments: JSON.stringify({ page: k }) },
+        },
+      ],
+    });
     const ls = [];
     for (let j = 0; j < perOutput && line < rows; j++, line++) {
-      ls.push(`2026-03-14T10:22:31Z L${String(line).padStart(6, "0")} ${r.pick(WORDS)} ${r.pick(["INFO", "WARN", "ERROR"])} req=${r.hex(8)} latency_ms=${r.int(1, 4000)} msg="${r.pick(WORDS)} ${r.pick(WORDS)}"`);
+      ls.push(
+        `2026-03-14T10:22:31Z L${String(line).padStart(6, "0")} ${r.pick(WORDS)} ${r.pick(["INFO", "WARN", "ERROR"])} req=${r.hex(8)} latency_ms=${r.int(1, 4000)} msg="${r.pick(WORDS)} ${r.pick(WORDS)}"`,
+      );
     }
     msgs.push({ role: "tool", tool_call_id: id, content: ls.join("\n") });
   }

@@ -40,26 +40,113 @@ const fn = (name, description, properties, required = Object.keys(properties)) =
 export function baseTools(kind) {
   const data =
     kind === "kv"
-      ? fn("read_records", "Read one page of the key-value store's write log (PUT operations in the order they were applied).", {
-          page: { type: "integer", minimum: 0, description: "Page number, from 0." },
-        })
-      : fn("read_logs", "Read one page of the service logs (one log line per entry, in time order).", {
-          page: { type: "integer", minimum: 0, description: "Page number, from 0." },
-        });
+      ? fn(
+          "read_records",
+          "Read one page of the key-value store's write log (PUT operations in the order they were applied).",
+          {
+            page: { type: "integer", minimum: 0, description: "Page number, from 0." },
+          },
+        )
+      : fn(
+          "read_logs",
+          "Read one page of the service logs (one log line per entry, in time order).",
+          {
+            page: { type: "integer", minimum: 0, description: "Page number, from 0." },
+          },
+        );
   return [
     data,
-    fn("read_file", "Read a file of the workspace.", { path: { type: "string" }, offset: { type: "integer" }, limit: { type: "integer" } }, ["path"]),
-    fn("grep", "Search files of the workspace for a regular expression.", { pattern: { type: "string" }, path: { type: "string" } }, ["pattern"]),
-    fn("write_file", "Write a file of the workspace.", { path: { type: "string" }, content: { type: "string" } }),
-    fn("todowrite", "Update the task list.", { todos: { type: "array", items: { type: "object" } } }),
+    fn(
+      "read_file",
+      "Read a file of the workspace.",
+      { path: { type: "string" }, offset: { type: "integer" }, limit: { type: "integer" } },
+      ["path"],
+    ),
+    fn(
+      "grep",
+      "Search files of the workspace for a regular expression.",
+      { pattern: { type: "string" }, path: { type: "string" } },
+      ["pattern"],
+    ),
+    fn("write_file", "Write a file of the workspace.", {
+      path: { type: "string" },
+      content: { type: "string" },
+    }),
+    fn("todowrite", "Update the task list.", {
+      todos: { type: "array", items: { type: "object" } },
+    }),
   ];
 }
 
-const FIRST = ["Mina", "Jonas", "Aiko", "Ravi", "Lena", "Omar", "Sofia", "Chen", "Ines", "Tomas", "Priya", "Mateo", "Hana", "Felix", "Zara", "Nico"];
-const LAST = ["Okafor", "Berg", "Tanaka", "Iyer", "Novak", "Haddad", "Rossi", "Wei", "Alves", "Kral", "Nair", "Costa", "Sato", "Weber", "Khan", "Moreau"];
-const REGIONS = ["eu-west-1", "eu-west-2", "us-east-1", "us-west-2", "ap-south-1", "ap-northeast-1", "sa-east-1", "eu-central-1"];
+const FIRST = [
+  "Mina",
+  "Jonas",
+  "Aiko",
+  "Ravi",
+  "Lena",
+  "Omar",
+  "Sofia",
+  "Chen",
+  "Ines",
+  "Tomas",
+  "Priya",
+  "Mateo",
+  "Hana",
+  "Felix",
+  "Zara",
+  "Nico",
+];
+const LAST = [
+  "Okafor",
+  "Berg",
+  "Tanaka",
+  "Iyer",
+  "Novak",
+  "Haddad",
+  "Rossi",
+  "Wei",
+  "Alves",
+  "Kral",
+  "Nair",
+  "Costa",
+  "Sato",
+  "Weber",
+  "Khan",
+  "Moreau",
+];
+const REGIONS = [
+  "eu-west-1",
+  "eu-west-2",
+  "us-east-1",
+  "us-west-2",
+  "ap-south-1",
+  "ap-northeast-1",
+  "sa-east-1",
+  "eu-central-1",
+];
 const PLANS = ["free", "starter", "team", "business", "enterprise"];
-const WORDS = ["amber", "birch", "cobalt", "delta", "ember", "fjord", "garnet", "harbor", "indigo", "juniper", "kestrel", "lumen", "marble", "nectar", "onyx", "pepper", "quartz", "russet", "saffron", "tundra"];
+const WORDS = [
+  "amber",
+  "birch",
+  "cobalt",
+  "delta",
+  "ember",
+  "fjord",
+  "garnet",
+  "harbor",
+  "indigo",
+  "juniper",
+  "kestrel",
+  "lumen",
+  "marble",
+  "nectar",
+  "onyx",
+  "pepper",
+  "quartz",
+  "russet",
+  "saffron",
+  "tundra",
+];
 
 /** Page sizes: `normal` entries, every 8th page 150–200. */
 function pages(total, normal, r) {
@@ -79,10 +166,23 @@ function steps(kind, entries, sizes, total, header) {
   let at = 0;
   sizes.forEach((n, p) => {
     const id = `call_${tool}_${p}`;
-    const said = p === 0 ? `I'll read the data from the start.` : `Page ${p - 1} read (${sizes[p - 1]} entries). Reading page ${p}.`;
-    const assistant = { role: "assistant", content: said, tool_calls: [{ id, type: "function", function: { name: tool, arguments: JSON.stringify({ page: p }) } }] };
+    const said =
+      p === 0
+        ? `I'll read the data from the start.`
+        : `Page ${p - 1} read (${sizes[p - 1]} entries). Reading page ${p}.`;
+    const assistant = {
+      role: "assistant",
+      content: said,
+      tool_calls: [
+        { id, type: "function", function: { name: tool, arguments: JSON.stringify({ page: p }) } },
+      ],
+    };
     const body = entries.slice(at, at + n);
-    const result = { role: "tool", tool_call_id: id, content: `${header(p, sizes.length, at, at + n - 1, total)}\n${body.join("\n")}` };
+    const result = {
+      role: "tool",
+      tool_call_id: id,
+      content: `${header(p, sizes.length, at, at + n - 1, total)}\n${body.join("\n")}`,
+    };
     at += n;
     out.push({ assistant, result });
   });
@@ -108,14 +208,25 @@ function kvTask(spec, seed) {
   const revs = new Map();
   const lines = writes.map((w) => {
     const value = `${r.pick(WORDS)}-${r.hex(6)}`;
-    const rec = { owner: w.owner, region: w.region, plan: r.pick(PLANS), quota: r.int(1, 200) * 100, value, updated_by: `svc-${r.int(1, 40)}` };
+    const rec = {
+      owner: w.owner,
+      region: w.region,
+      plan: r.pick(PLANS),
+      quota: r.int(1, 200) * 100,
+      value,
+      updated_by: `svc-${r.int(1, 40)}`,
+    };
     latest.set(w.i, value);
     revs.set(w.i, w.rev);
     return `PUT ${key(w.i)} rev=${w.rev} ${JSON.stringify(rec)}`;
   });
   const sizes = pages(lines.length, spec.pageSize, r);
-  const header = (p, n, a, b, total) => `# write log page ${p} of ${n} · operations ${a + 1}–${b + 1} of ${total}`;
-  const asked = r.sample([...updated].sort((a, b) => a - b), spec.questions.lookup);
+  const header = (p, n, a, b, total) =>
+    `# write log page ${p} of ${n} · operations ${a + 1}–${b + 1} of ${total}`;
+  const asked = r.sample(
+    [...updated].sort((a, b) => a - b),
+    spec.questions.lookup,
+  );
   const questions = asked.map((i) => ({
     kind: "lookup",
     key: key(i),
@@ -123,17 +234,60 @@ function kvTask(spec, seed) {
     answer: latest.get(i),
     writes: revs.get(i),
   }));
-  return finish(spec, "kv", seed, lines.length, steps("kv", lines, sizes, lines.length, header), questions, r,
+  return finish(
+    spec,
+    "kv",
+    seed,
+    lines.length,
+    steps("kv", lines, sizes, lines.length, header),
+    questions,
+    r,
     `Task: the key-value store's write log has ${lines.length} PUT operations on ${R} records (some records are updated several times). ` +
-      `Read the whole log with read_records, page 0 to page ${sizes.length - 1}, then answer my questions about it. Each page can be read only once. A record's current value is the one of its latest PUT.`);
+      `Read the whole log with read_records, page 0 to page ${sizes.length - 1}, then answer my questions about it. Each page can be read only once. A record's current value is the one of its latest PUT.`,
+  );
 }
 
-const SERVICES = ["api-gateway", "auth", "payments", "orders", "inventory", "search", "notifications", "billing-worker"];
+const SERVICES = [
+  "api-gateway",
+  "auth",
+  "payments",
+  "orders",
+  "inventory",
+  "search",
+  "notifications",
+  "billing-worker",
+];
 const MSGS = {
-  DEBUG: ["cache lookup key=%k hit=%b", "span closed after %n ms", "pool stats active=%n idle=%n", "feature flag %k evaluated to %b"],
-  INFO: ["request completed", "user session refreshed", "job %k scheduled", "health check ok", "config reloaded from %k", "batch of %n items processed", "connection established to %k"],
-  WARN: ["slow query took %n ms", "retrying upstream call attempt %n", "rate limit at %n% of quota", "deprecated field %k in request", "queue depth %n above soft limit"],
-  ERROR: ["upstream timeout after %n ms", "database connection refused", "payment declined code=%k", "unhandled exception in handler %k", "circuit breaker open for %k", "disk usage above %n%"],
+  DEBUG: [
+    "cache lookup key=%k hit=%b",
+    "span closed after %n ms",
+    "pool stats active=%n idle=%n",
+    "feature flag %k evaluated to %b",
+  ],
+  INFO: [
+    "request completed",
+    "user session refreshed",
+    "job %k scheduled",
+    "health check ok",
+    "config reloaded from %k",
+    "batch of %n items processed",
+    "connection established to %k",
+  ],
+  WARN: [
+    "slow query took %n ms",
+    "retrying upstream call attempt %n",
+    "rate limit at %n% of quota",
+    "deprecated field %k in request",
+    "queue depth %n above soft limit",
+  ],
+  ERROR: [
+    "upstream timeout after %n ms",
+    "database connection refused",
+    "payment declined code=%k",
+    "unhandled exception in handler %k",
+    "circuit breaker open for %k",
+    "disk usage above %n%",
+  ],
 };
 
 /** log-triage with L lines. */
@@ -141,8 +295,22 @@ function logTask(spec, seed) {
   const r = rng(seedOf(spec.id, seed));
   const L = spec.lines;
   // each service has its own level mix, so the counts differ between services
-  const mix = Object.fromEntries(SERVICES.map((s) => [s, [["DEBUG", 6 + r.int(0, 8)], ["INFO", 60 + r.int(0, 15)], ["WARN", 8 + r.int(0, 10)], ["ERROR", 3 + r.int(0, 9)]]]));
-  const fill = (t) => t.replace(/%n/g, () => String(r.int(2, 3000))).replace(/%k/g, () => `${r.pick(WORDS)}-${r.hex(4)}`).replace(/%b/g, () => r.pick(["true", "false"]));
+  const mix = Object.fromEntries(
+    SERVICES.map((s) => [
+      s,
+      [
+        ["DEBUG", 6 + r.int(0, 8)],
+        ["INFO", 60 + r.int(0, 15)],
+        ["WARN", 8 + r.int(0, 10)],
+        ["ERROR", 3 + r.int(0, 9)],
+      ],
+    ]),
+  );
+  const fill = (t) =>
+    t
+      .replace(/%n/g, () => String(r.int(2, 3000)))
+      .replace(/%k/g, () => `${r.pick(WORDS)}-${r.hex(4)}`)
+      .replace(/%b/g, () => r.pick(["true", "false"]));
   let ms = Date.UTC(2026, 2, 14, 8, 0, 0);
   const lines = [];
   const meta = [];
@@ -153,21 +321,30 @@ function logTask(spec, seed) {
     const level = r.weighted(mix[svc]);
     const id = `L${String(i).padStart(6, "0")}`;
     const req = r.hex(8);
-    const status = level === "ERROR" ? r.pick([500, 502, 503, 504]) : level === "WARN" ? r.pick([200, 429, 409]) : r.pick([200, 200, 201, 204, 304]);
+    const status =
+      level === "ERROR"
+        ? r.pick([500, 502, 503, 504])
+        : level === "WARN"
+          ? r.pick([200, 429, 409])
+          : r.pick([200, 200, 201, 204, 304]);
     const line = `${new Date(ms).toISOString()} ${id} ${svc} ${level} host=ip-10-0-${r.int(0, 9)}-${r.int(2, 250)} req=${req} status=${status} latency_ms=${r.int(1, 4000)} msg="${fill(r.pick(MSGS[level]))}"`;
     lines.push(line);
     meta.push({ id, svc, level, req });
     counts.set(`${svc} ${level}`, (counts.get(`${svc} ${level}`) ?? 0) + 1);
   }
   const sizes = pages(L, spec.pageSize, r);
-  const header = (p, n, a, b, total) => `# log page ${p} of ${n} · lines ${a + 1}–${b + 1} of ${total}`;
+  const header = (p, n, a, b, total) =>
+    `# log page ${p} of ${n} · lines ${a + 1}–${b + 1} of ${total}`;
   const lookups = r.sample(meta, spec.questions.lookup).map((m) => ({
     kind: "lookup",
     key: m.id,
     text: `On log line ${m.id}, what is the request id (the req= field)? Reply with the id only.`,
     answer: m.req,
   }));
-  const pairs = r.sample(SERVICES.flatMap((s) => ["ERROR", "WARN"].map((l) => [s, l])), spec.questions.count);
+  const pairs = r.sample(
+    SERVICES.flatMap((s) => ["ERROR", "WARN"].map((l) => [s, l])),
+    spec.questions.count,
+  );
   const countQs = pairs.map(([svc, level]) => ({
     kind: "count",
     service: svc,
@@ -176,9 +353,17 @@ function logTask(spec, seed) {
     answer: String(counts.get(`${svc} ${level}`) ?? 0),
   }));
   const questions = r.shuffle([...lookups, ...countQs]);
-  return finish(spec, "log", seed, L, steps("log", lines, sizes, L, header), questions, r,
+  return finish(
+    spec,
+    "log",
+    seed,
+    L,
+    steps("log", lines, sizes, L, header),
+    questions,
+    r,
     `Task: triage the service logs of the checkout platform: ${L} log lines from ${SERVICES.length} services. ` +
-      `Read all of them with read_logs, page 0 to page ${sizes.length - 1}, then answer my questions about them. Each page can be read only once.`);
+      `Read all of them with read_logs, page 0 to page ${sizes.length - 1}, then answer my questions about them. Each page can be read only once.`,
+  );
 }
 
 function finish(spec, kind, seed, entries, stepList, questions, r, taskText) {
@@ -192,7 +377,10 @@ function finish(spec, kind, seed, entries, stepList, questions, r, taskText) {
     system: { role: "system", content: SYSTEM_PROMPT },
     task: { role: "user", content: taskText },
     steps: stepList,
-    done: { role: "assistant", content: `I have read all ${stepList.length} pages (${entries} entries). Ready for your questions.` },
+    done: {
+      role: "assistant",
+      content: `I have read all ${stepList.length} pages (${entries} entries). Ready for your questions.`,
+    },
     questions,
   };
 }

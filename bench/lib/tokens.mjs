@@ -56,8 +56,10 @@ export function messageTextTokens(m) {
   if (n !== undefined) return n;
   n = 4;
   if (typeof m.content === "string") n += countText(m.content);
-  else if (Array.isArray(m.content)) for (const b of m.content) n += countText(b.text ?? b.content ?? JSON.stringify(b));
-  for (const c of m.tool_calls ?? []) n += countText(c.function?.name) + countText(c.function?.arguments);
+  else if (Array.isArray(m.content))
+    for (const b of m.content) n += countText(b.text ?? b.content ?? JSON.stringify(b));
+  for (const c of m.tool_calls ?? [])
+    n += countText(c.function?.name) + countText(c.function?.arguments);
   textByObject.set(m, n);
   return n;
 }

@@ -47,15 +47,28 @@ export function parseArgs(argv, { values = [], switches = [] } = {}) {
 
 /** Checks the number of positionals: exactly `names.length` (each named in the message). */
 export function expectPositional(positional, names, command) {
-  if (positional.length < names.length) throw new UsageError(`${command}: missing ${names.slice(positional.length).map((n) => `<${n}>`).join(" ")}`);
-  if (positional.length > names.length) throw new UsageError(`${command}: unexpected argument ${JSON.stringify(positional[names.length])}`);
+  if (positional.length < names.length)
+    throw new UsageError(
+      `${command}: missing ${names
+        .slice(positional.length)
+        .map((n) => `<${n}>`)
+        .join(" ")}`,
+    );
+  if (positional.length > names.length)
+    throw new UsageError(
+      `${command}: unexpected argument ${JSON.stringify(positional[names.length])}`,
+    );
   return positional;
 }
 
 /** A positive integer flag or positional, else a UsageError. */
 export function positiveInt(value, what) {
   if (value === undefined) return undefined;
-  if (!/^[0-9]+$/.test(String(value)) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) {
+  if (
+    !/^[0-9]+$/.test(String(value)) ||
+    Number(value) < 1 ||
+    !Number.isSafeInteger(Number(value))
+  ) {
     throw new UsageError(`${what} must be a positive integer, got ${JSON.stringify(value)}`);
   }
   return Number(value);

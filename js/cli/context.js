@@ -16,16 +16,30 @@ export function changedLines(before, after) {
   let head = 0;
   while (head < a.length && head < b.length && a[head] === b[head]) head++;
   let tail = 0;
-  while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
+  while (
+    tail < a.length - head &&
+    tail < b.length - head &&
+    a[a.length - 1 - tail] === b[b.length - 1 - tail]
+  )
+    tail++;
   return [
-    ...a.slice(head, a.length - tail).filter((l) => l.trim()).map((l) => `- ${l}`),
-    ...b.slice(head, b.length - tail).filter((l) => l.trim()).map((l) => `+ ${l}`),
+    ...a
+      .slice(head, a.length - tail)
+      .filter((l) => l.trim())
+      .map((l) => `- ${l}`),
+    ...b
+      .slice(head, b.length - tail)
+      .filter((l) => l.trim())
+      .map((l) => `+ ${l}`),
   ];
 }
 
 /** `context set <pattern> <tokens>`. */
 export async function contextSet({ pattern, tokens, stateDir: explicit }, out) {
-  if (!/^[0-9]+$/.test(tokens)) throw new UsageError(`context set: <tokens> must be a whole number of tokens, got ${JSON.stringify(tokens)}`);
+  if (!/^[0-9]+$/.test(tokens))
+    throw new UsageError(
+      `context set: <tokens> must be a whole number of tokens, got ${JSON.stringify(tokens)}`,
+    );
   const file = configPath(resolveStateDir(explicit));
   let before = "";
   try {
@@ -48,7 +62,10 @@ export async function contextSet({ pattern, tokens, stateDir: explicit }, out) {
   writeAtomic(file, after);
   out(`${file}: [context_proxy.trim_at] ${JSON.stringify(pattern)} = ${tokens}`);
   for (const l of changedLines(before, after)) out(`  ${l}`);
-  if (process.env.CONTEXT_TRIM_AT_TOKENS) out(`note: CONTEXT_TRIM_AT_TOKENS=${process.env.CONTEXT_TRIM_AT_TOKENS} is set and overrides this table`);
+  if (process.env.CONTEXT_TRIM_AT_TOKENS)
+    out(
+      `note: CONTEXT_TRIM_AT_TOKENS=${process.env.CONTEXT_TRIM_AT_TOKENS} is set and overrides this table`,
+    );
   return 0;
 }
 
@@ -89,7 +106,10 @@ export async function contextShow({ stateDir: explicit, json }, out) {
     return 0;
   }
   out(`config: ${file}${exists ? "" : " (not there: built-in defaults)"}`);
-  if (shown.trim_at_override) out(`trim at: ${shown.trim_at_override} tokens for every model (CONTEXT_TRIM_AT_TOKENS overrides the table below)`);
+  if (shown.trim_at_override)
+    out(
+      `trim at: ${shown.trim_at_override} tokens for every model (CONTEXT_TRIM_AT_TOKENS overrides the table below)`,
+    );
   out("trim at, per model pattern (`*` globs, otherwise a substring; the longest match wins):");
   const w = Math.max(...(s.trim_at_table ?? []).map(([p]) => JSON.stringify(p).length), 7);
   for (const [p, t] of s.trim_at_table ?? []) out(`  ${JSON.stringify(p).padEnd(w)}  ${t}`);

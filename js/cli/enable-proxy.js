@@ -14,22 +14,41 @@ import { tomlEditor } from "./toml-edit.js";
 
 const CLI = fileURLToPath(new URL("../cli.js", import.meta.url));
 const NAME = "smarter-compact";
-const mcpArgs = (stateDir) => [CLI, "mcp", "--ensure-proxy", ...(stateDir ? ["--state-dir", stateDir] : [])];
+const mcpArgs = (stateDir) => [
+  CLI,
+  "mcp",
+  "--ensure-proxy",
+  ...(stateDir ? ["--state-dir", stateDir] : []),
+];
 
 const claudeDir = () => process.env.CLAUDE_CONFIG_DIR ?? join(homedir(), ".claude");
 
 /** Claude Code: settings.json `env.ANTHROPIC_BASE_URL`, and the MCP server in ~/.claude.json. */
 const claude = {
   label: "Claude Code",
-  files: () => ({ settings: join(claudeDir(), "settings.json"), mcp: process.env.CLAUDE_CONFIG_DIR ? join(process.env.CLAUDE_CONFIG_DIR, ".claude.json") : join(homedir(), ".claude.json") }),
+  files: () => ({
+    settings: join(claudeDir(), "settings.json"),
+    mcp: process.env.CLAUDE_CONFIG_DIR
+      ? join(process.env.CLAUDE_CONFIG_DIR, ".claude.json")
+      : join(homedir(), ".claude.json"),
+  }),
   async enable(url, stateDir) {
     const f = this.files();
     const edits = [];
     const settings = readIfThere(f.settings) ?? "{}\n";
     const url0 = parse(settings)?.env?.ANTHROPIC_BASE_URL;
-    if (url0 && url0 !== url) throw codedError("E_CONFIG", `${f.settings} already sets env.ANTHROPIC_BASE_URL = ${url0}; remove it first`);
+    if (url0 && url0 !== url)
+      throw codedError(
+        "E_CONFIG",
+        `${f.settings} already sets env.ANTHROPIC_BASE_URL = ${url0}; remove it first`,
+      );
     if (!url0) {
-      const { text, created } = addProperty(settings, ["env", "ANTHROPIC_BASE_URL"], url, f.settings);
+      const { text, created } = addProperty(
+        settings,
+        ["env", "ANTHROPIC_BASE_URL"],
+        url,
+        f.settings,
+      );
       edits.push([f.settings, text, { path: ["env", "ANTHROPIC_BASE_URL"], created }]);
     }
     const mcp = readIfThere(f.mcp) ?? "{}\n";
@@ -44,11 +63,23 @@ const claude = {
     const f = this.files();
     const edits = [];
     const settings = readIfThere(f.settings);
-    if (settings !== null && String(parse(settings)?.env?.ANTHROPIC_BASE_URL ?? "").startsWith("http://127.0.0.1:")) {
-      edits.push([f.settings, removeProperty(settings, ["env", "ANTHROPIC_BASE_URL"], f.settings, record[f.settings] ?? 0)]);
+    if (
+      settings !== null &&
+      String(parse(settings)?.env?.ANTHROPIC_BASE_URL ?? "").startsWith("http://127.0.0.1:")
+    ) {
+      edits.push([
+        f.settings,
+        removeProperty(
+          settings,
+          ["env", "ANTHROPIC_BASE_URL"],
+          f.settings,
+          record[f.settings] ?? 0,
+        ),
+      ]);
     }
     const mcp = readIfThere(f.mcp);
-    if (mcp !== null && parse(mcp)?.mcpServers?.[NAME]) edits.push([f.mcp, removeProperty(mcp, ["mcpServers", NAME], f.mcp, record[f.mcp] ?? 0)]);
+    if (mcp !== null && parse(mcp)?.mcpServers?.[NAME])
+      edits.push([f.mcp, removeProperty(mcp, ["mcpServers", NAME], f.mcp, record[f.mcp] ?? 0)]);
     return edits;
   },
 };
@@ -56,14 +87,19 @@ const claude = {
 /** Codex: `model_provider` and `[model_providers.smarter-compact]`, plus `[mcp_servers.smarter-compact]`. */
 const codex = {
   label: "Codex",
-  files: () => ({ config: join(process.env.CODEX_HOME ?? join(homedir(), ".codex"), "config.toml") }),
+  files: () => ({
+    config: join(process.env.CODEX_HOME ?? join(homedir(), ".codex"), "config.toml"),
+  }),
   async enable(url, stateDir) {
     const editor = await tomlEditor();
     const f = this.files();
     let text = readIfThere(f.config) ?? "";
     const current = /^\s*model_provider\s*=\s*"([^"]*)"/m.exec(text)?.[1];
     if (current && current !== NAME) {
-      throw codedError("E_CONFIG", `${f.config} already sets model_provider = "${current}"; the proxy forwards to OpenAI's API (SMARTER_COMPACT_OPENAI_UPSTREAM to change it) — remove that line first`);
+      throw codedError(
+        "E_CONFIG",
+        `${f.config} already sets model_provider = "${current}"; the proxy forwards to OpenAI's API (SMARTER_COMPACT_OPENAI_UPSTREAM to change it) — remove that line first`,
+      );
     }
     const set = (path, value) => (text = editor.tomlSet(text, path, value));
     set(["model_provider"], NAME);
@@ -80,8 +116,13 @@ const codex = {
     const f = this.files();
     let text = readIfThere(f.config);
     if (text === null) return [];
-    for (const path of [["mcp_servers", NAME], ["model_providers", NAME]]) text = editor.tomlRemove(text, path);
-    if (/^\s*model_provider\s*=\s*"smarter-compact"/m.test(text)) text = editor.tomlRemove(text, ["model_provider"]);
+    for (const path of [
+      ["mcp_servers", NAME],
+      ["model_providers", NAME],
+    ])
+      text = editor.tomlRemove(text, path);
+    if (/^\s*model_provider\s*=\s*"smarter-compact"/m.test(text))
+      text = editor.tomlRemove(text, ["model_provider"]);
     return [[f.config, text]];
   },
 };
@@ -113,7 +154,9 @@ export async function enableProxyHost({ action, host: name, stateDir, port }, ou
   if (!changed) out(`${host.label}: smarter-compact is already ${action}d; nothing changed`);
   if (action === "enable") {
     const h = await ensureProxy({ stateDir, port });
-    out(`proxy ${h.started ? "started" : "running"} on ${url} (pid ${h.pid}); recall tools via \`smarter-compact mcp\``);
+    out(
+      `proxy ${h.started ? "started" : "running"} on ${url} (pid ${h.pid}); recall tools via \`smarter-compact mcp\``,
+    );
   }
   return 0;
 }

@@ -27,7 +27,9 @@ export const HOSTS = {
     key: "plugin",
     configFile: ({ project }) => {
       if (project) return opencodeFile(resolve(project));
-      const xdg = process.env.XDG_CONFIG_HOME ? expandHome(process.env.XDG_CONFIG_HOME) : join(homedir(), ".config");
+      const xdg = process.env.XDG_CONFIG_HOME
+        ? expandHome(process.env.XDG_CONFIG_HOME)
+        : join(homedir(), ".config");
       return opencodeFile(join(xdg, "opencode"));
     },
     seed: '{\n  "$schema": "https://opencode.ai/config.json"\n}\n',
@@ -41,7 +43,9 @@ export const HOSTS = {
     key: "extensions",
     configFile: ({ project }) => {
       if (project) return join(resolve(project), ".pi", "settings.json");
-      const dir = process.env.PI_CODING_AGENT_DIR ? expandHome(process.env.PI_CODING_AGENT_DIR) : join(homedir(), ".pi", "agent");
+      const dir = process.env.PI_CODING_AGENT_DIR
+        ? expandHome(process.env.PI_CODING_AGENT_DIR)
+        : join(homedir(), ".pi", "agent");
       return join(dir, "settings.json");
     },
     seed: "",
@@ -50,7 +54,9 @@ export const HOSTS = {
 };
 
 /** An entry node that names `entry`: the string itself, or a `[entry, options]` tuple. */
-const namesEntry = (entry) => (n) => (n.type === "string" && n.value === entry) || (n.type === "array" && n.children?.[0]?.type === "string" && n.children[0].value === entry);
+const namesEntry = (entry) => (n) =>
+  (n.type === "string" && n.value === entry) ||
+  (n.type === "array" && n.children?.[0]?.type === "string" && n.children[0].value === entry);
 
 /** Entries of other installs (npm name) in the host's array: for a note. */
 function npmEntries(text, host) {
@@ -66,14 +72,21 @@ function npmEntries(text, host) {
 /** `enable <host>` / `disable <host>`: returns the exit code. */
 export async function enableCommand({ action, host: name, project }, out) {
   const host = HOSTS[name];
-  if (!host) throw new UsageError(`${action}: the host must be "opencode" or "pi", got ${JSON.stringify(name)}`);
+  if (!host)
+    throw new UsageError(
+      `${action}: the host must be "opencode" or "pi", got ${JSON.stringify(name)}`,
+    );
   const entryFile = host.entryFile();
   const entry = host.entry(entryFile);
   const file = host.configFile({ project });
   const before = readIfThere(file);
   const matches = namesEntry(entry);
   if (action === "enable") {
-    if (!existsSync(entryFile)) throw codedError("E_NOT_FOUND", `this installation has no ${host.label} entry (${entryFile}); reinstall smarter-compact`);
+    if (!existsSync(entryFile))
+      throw codedError(
+        "E_NOT_FOUND",
+        `this installation has no ${host.label} entry (${entryFile}); reinstall smarter-compact`,
+      );
     const { text, changed } = addEntry(before ?? host.seed, host.key, entry, matches, file);
     if (!changed) {
       out(`${host.label}: smarter-compact is already enabled in ${file}; nothing changed`);
@@ -82,11 +95,16 @@ export async function enableCommand({ action, host: name, project }, out) {
     writeAtomic(file, text);
     out(`${host.label}: enabled smarter-compact in ${file}${before === null ? " (created)" : ""}`);
     out(`  "${host.key}" += ${JSON.stringify(entry)}`);
-    for (const v of npmEntries(before, host)) out(`note: ${JSON.stringify(v)} is also listed there; the plugin would load twice — remove one of them`);
+    for (const v of npmEntries(before, host))
+      out(
+        `note: ${JSON.stringify(v)} is also listed there; the plugin would load twice — remove one of them`,
+      );
     return 0;
   }
   if (before === null) {
-    out(`${host.label}: ${file} does not exist; smarter-compact is not enabled there; nothing changed`);
+    out(
+      `${host.label}: ${file} does not exist; smarter-compact is not enabled there; nothing changed`,
+    );
     return 0;
   }
   const { text, changed } = removeEntry(before, host.key, matches, file);
@@ -95,6 +113,9 @@ export async function enableCommand({ action, host: name, project }, out) {
     out(`${host.label}: disabled smarter-compact in ${file}`);
     out(`  "${host.key}" -= ${JSON.stringify(entry)}`);
   } else out(`${host.label}: smarter-compact is not enabled in ${file}; nothing changed`);
-  for (const v of npmEntries(changed ? text : before, host)) out(`note: ${JSON.stringify(v)} is still listed there (installed from npm); remove it with the host's own command`);
+  for (const v of npmEntries(changed ? text : before, host))
+    out(
+      `note: ${JSON.stringify(v)} is still listed there (installed from npm); remove it with the host's own command`,
+    );
   return 0;
 }

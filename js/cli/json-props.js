@@ -24,7 +24,8 @@ function render(value, indent, step, eol) {
 
 function treeOf(text, file) {
   const tree = parseTree(text);
-  if (!tree || tree.type !== "object") throw codedError("E_CONFIG", `${file} is not a JSON object; left untouched`);
+  if (!tree || tree.type !== "object")
+    throw codedError("E_CONFIG", `${file} is not a JSON object; left untouched`);
   return tree;
 }
 
@@ -37,7 +38,11 @@ export function addProperty(text, path, value, file) {
   for (; depth < path.length - 1; depth++) {
     const next = findNodeAtLocation(tree, path.slice(0, depth + 1));
     if (!next) break;
-    if (next.type !== "object") throw codedError("E_CONFIG", `${file}: ${path.slice(0, depth + 1).join(".")} is not an object; left untouched`);
+    if (next.type !== "object")
+      throw codedError(
+        "E_CONFIG",
+        `${file}: ${path.slice(0, depth + 1).join(".")} is not an object; left untouched`,
+      );
     parent = next;
   }
   let rest = value;
@@ -56,7 +61,10 @@ export function addProperty(text, path, value, file) {
   const outer = indentAt(text, parent.offset);
   const inner = outer + step;
   const body = `{${eol}${inner}${JSON.stringify(key)}: ${render(rest, inner, step, eol)}${eol}${outer}}`;
-  return { text: text.slice(0, parent.offset) + body + text.slice(parent.offset + parent.length), created: path.length - 1 - depth };
+  return {
+    text: text.slice(0, parent.offset) + body + text.slice(parent.offset + parent.length),
+    created: path.length - 1 - depth,
+  };
 }
 
 /** Removes the property at `path`; also its parent objects that this leaves empty, up to
@@ -71,7 +79,12 @@ export function removeProperty(text, path, file, created = 0) {
     const others = props.length - 1;
     if (others === 0 && len > 1 && path.length - len < created) continue; // an emptied parent we created goes instead
     const prop = props[i];
-    const [from, to] = i > 0 ? [props[i - 1].offset + props[i - 1].length, prop.offset + prop.length] : others ? [prop.offset, props[1].offset] : [parent.offset + 1, parent.offset + parent.length - 1];
+    const [from, to] =
+      i > 0
+        ? [props[i - 1].offset + props[i - 1].length, prop.offset + prop.length]
+        : others
+          ? [prop.offset, props[1].offset]
+          : [parent.offset + 1, parent.offset + parent.length - 1];
     return text.slice(0, from) + text.slice(to);
   }
   return text;

@@ -4,7 +4,14 @@
 // parses the text into a tree with offsets; the edits are computed here and applied with its
 // applyEdits, because its `modify` re-formats the whole array (or, without formatting options,
 // leaves a stray quote on removal), which is not reversible.
-import { applyEdits, createScanner, findNodeAtLocation, parseTree, printParseErrorCode, SyntaxKind } from "jsonc-parser";
+import {
+  applyEdits,
+  createScanner,
+  findNodeAtLocation,
+  parseTree,
+  printParseErrorCode,
+  SyntaxKind,
+} from "jsonc-parser";
 import { codedError } from "../errors.js";
 
 const end = (n) => n.offset + n.length;
@@ -33,7 +40,13 @@ function commaAfter(text, from) {
   const s = createScanner(text.slice(from), false);
   for (;;) {
     const t = s.scan();
-    if (t === SyntaxKind.LineCommentTrivia || t === SyntaxKind.BlockCommentTrivia || t === SyntaxKind.LineBreakTrivia || t === SyntaxKind.Trivia) continue;
+    if (
+      t === SyntaxKind.LineCommentTrivia ||
+      t === SyntaxKind.BlockCommentTrivia ||
+      t === SyntaxKind.LineBreakTrivia ||
+      t === SyntaxKind.Trivia
+    )
+      continue;
     return t === SyntaxKind.CommaToken ? from + s.getTokenOffset() : -1;
   }
 }
@@ -45,9 +58,13 @@ export function parseObject(text, file) {
   if (errors.length) {
     const { error, offset } = errors[0];
     const line = text.slice(0, offset).split("\n").length;
-    throw codedError("E_CONFIG", `${file}: not valid JSON (${printParseErrorCode(error)} at line ${line}); left unchanged`);
+    throw codedError(
+      "E_CONFIG",
+      `${file}: not valid JSON (${printParseErrorCode(error)} at line ${line}); left unchanged`,
+    );
   }
-  if (!root || root.type !== "object") throw codedError("E_CONFIG", `${file}: the top level is not an object; left unchanged`);
+  if (!root || root.type !== "object")
+    throw codedError("E_CONFIG", `${file}: the top level is not an object; left unchanged`);
   return root;
 }
 
@@ -55,7 +72,8 @@ export function parseObject(text, file) {
 export function arrayAt(root, key, file) {
   const node = findNodeAtLocation(root, [key]);
   if (!node) return null;
-  if (node.type !== "array") throw codedError("E_CONFIG", `${file}: "${key}" is not an array; left unchanged`);
+  if (node.type !== "array")
+    throw codedError("E_CONFIG", `${file}: "${key}" is not an array; left unchanged`);
   return node;
 }
 
@@ -67,7 +85,8 @@ function removalEdit(text, container, index) {
     const prevEnd = end(kids[index - 1]);
     const c = commaAfter(text, prevEnd);
     // Our own insertion is `,` right after the previous entry, then whitespace: remove exactly that.
-    if (c === prevEnd && /^\s*$/.test(text.slice(c + 1, node.offset))) return { offset: prevEnd, length: end(node) - prevEnd, content: "" };
+    if (c === prevEnd && /^\s*$/.test(text.slice(c + 1, node.offset)))
+      return { offset: prevEnd, length: end(node) - prevEnd, content: "" };
     return { offset: c, length: end(node) - c, content: "" };
   }
   const c = commaAfter(text, end(node));
@@ -89,7 +108,9 @@ function collapseIfEmpty(text, path) {
   const node = path.length ? findNodeAtLocation(root, path) : root;
   if (!node || node.children?.length) return text;
   const inner = text.slice(node.offset + 1, end(node) - 1);
-  return /^\s*$/.test(inner) && inner ? applyEdits(text, [{ offset: node.offset + 1, length: inner.length, content: "" }]) : text;
+  return /^\s*$/.test(inner) && inner
+    ? applyEdits(text, [{ offset: node.offset + 1, length: inner.length, content: "" }])
+    : text;
 }
 
 /**
@@ -100,7 +121,8 @@ export function addEntry(text, key, value, matches, file) {
   if (text.startsWith(BOM)) return withBom(addEntry(text.slice(1), key, value, matches, file));
   const json = JSON.stringify(value);
   const eol = eolOf(text);
-  if (!text.trim()) return { text: `{${eol}${"  "}${JSON.stringify(key)}: [${json}]${eol}}${eol}`, changed: true };
+  if (!text.trim())
+    return { text: `{${eol}${"  "}${JSON.stringify(key)}: [${json}]${eol}}${eol}`, changed: true };
   const root = parseObject(text, file);
   const arr = arrayAt(root, key, file);
   if (arr?.children.some(matches)) return { text, changed: false };
@@ -108,7 +130,11 @@ export function addEntry(text, key, value, matches, file) {
   if (arr && arr.children.length) {
     const last = arr.children.at(-1);
     const multiline = text.slice(arr.offset, arr.children[0].offset).includes("\n");
-    edit = { offset: end(last), length: 0, content: multiline ? `,${eol}${lineIndent(text, last.offset)}${json}` : `, ${json}` };
+    edit = {
+      offset: end(last),
+      length: 0,
+      content: multiline ? `,${eol}${lineIndent(text, last.offset)}${json}` : `, ${json}`,
+    };
   } else if (arr) {
     // Into an existing empty array: spaced, `[ "v" ]`, which tells removeEntry to keep the
     // array (a key that was added holds `["v"]` and goes away with the entry).
@@ -119,10 +145,18 @@ export function addEntry(text, key, value, matches, file) {
     if (props.length) {
       const last = props.at(-1);
       const multiline = text.slice(root.offset, props[0].offset).includes("\n");
-      edit = { offset: end(last), length: 0, content: multiline ? `,${eol}${lineIndent(text, last.offset)}${prop}` : `, ${prop}` };
+      edit = {
+        offset: end(last),
+        length: 0,
+        content: multiline ? `,${eol}${lineIndent(text, last.offset)}${prop}` : `, ${prop}`,
+      };
     } else {
       const inner = text.slice(root.offset + 1, end(root) - 1);
-      edit = { offset: root.offset + 1, length: 0, content: `${eol}${indentUnit(text)}${prop}${inner ? "" : eol}` };
+      edit = {
+        offset: root.offset + 1,
+        length: 0,
+        content: `${eol}${indentUnit(text)}${prop}${inner ? "" : eol}`,
+      };
     }
   }
   return { text: applyEdits(text, [edit]), changed: true };

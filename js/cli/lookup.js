@@ -6,12 +6,18 @@ import { withSession } from "./sessions.js";
 
 /** `search <session> <query…> [--limit N] [--scope trimmed|all] [--mode auto|fts|hybrid]`. */
 export async function searchCommand({ positional, flags }, out) {
-  if (positional.length < 2) throw new UsageError("search: usage: search <session> <query> [--limit N] [--scope trimmed|all]");
+  if (positional.length < 2)
+    throw new UsageError(
+      "search: usage: search <session> <query> [--limit N] [--scope trimmed|all]",
+    );
   const [session, ...words] = positional;
   const limit = positiveInt(flags.limit, "--limit") ?? 8;
   const scope = flags.scope ?? "trimmed";
-  if (scope !== "trimmed" && scope !== "all") throw new UsageError(`--scope must be "trimmed" or "all", got ${JSON.stringify(scope)}`);
-  const res = await withSession(resolveStateDir(flags.stateDir), session, (c) => c.search(words.join(" "), { limit, scope, mode: flags.mode ?? "auto" }));
+  if (scope !== "trimmed" && scope !== "all")
+    throw new UsageError(`--scope must be "trimmed" or "all", got ${JSON.stringify(scope)}`);
+  const res = await withSession(resolveStateDir(flags.stateDir), session, (c) =>
+    c.search(words.join(" "), { limit, scope, mode: flags.mode ?? "auto" }),
+  );
   out(flags.json ? JSON.stringify(res, null, 2) : res.text);
   return 0;
 }
@@ -20,7 +26,9 @@ export async function searchCommand({ positional, flags }, out) {
 export async function sqlCommand({ positional, flags }, out) {
   if (positional.length < 2) throw new UsageError('sql: usage: sql <session> "<SELECT …>"');
   const [session, ...parts] = positional;
-  const res = await withSession(resolveStateDir(flags.stateDir), session, (c) => c.sql(parts.join(" ")));
+  const res = await withSession(resolveStateDir(flags.stateDir), session, (c) =>
+    c.sql(parts.join(" ")),
+  );
   out(flags.json ? JSON.stringify(res, null, 2) : res.text);
   return 0;
 }
@@ -30,7 +38,9 @@ export async function getCommand({ positional, flags }, out) {
   const [session, id] = expectPositional(positional, ["session", "id"], "get");
   const start_line = positiveInt(flags.start, "--start");
   const end_line = positiveInt(flags.end, "--end");
-  const res = await withSession(resolveStateDir(flags.stateDir), session, (c) => c.get(id, { start_line, end_line }));
+  const res = await withSession(resolveStateDir(flags.stateDir), session, (c) =>
+    c.get(id, { start_line, end_line }),
+  );
   out(flags.json ? JSON.stringify(res, null, 2) : res.text);
   return 0;
 }

@@ -8,11 +8,12 @@ import { errorResult, mcpTools, okResult, toolCaller } from "./tool-calls.js";
 export async function mcpCommand({ stateDir, session }) {
   // Anything printed by accident would corrupt the protocol: console output goes to stderr.
   for (const m of ["log", "info", "debug"]) console[m] = (...a) => console.error(...a);
-  const [{ Server }, { StdioServerTransport }, { ListToolsRequestSchema, CallToolRequestSchema }] = await Promise.all([
-    import("@modelcontextprotocol/sdk/server/index.js"),
-    import("@modelcontextprotocol/sdk/server/stdio.js"),
-    import("@modelcontextprotocol/sdk/types.js"),
-  ]);
+  const [{ Server }, { StdioServerTransport }, { ListToolsRequestSchema, CallToolRequestSchema }] =
+    await Promise.all([
+      import("@modelcontextprotocol/sdk/server/index.js"),
+      import("@modelcontextprotocol/sdk/server/stdio.js"),
+      import("@modelcontextprotocol/sdk/types.js"),
+    ]);
   const call = toolCaller({ stateDir, session });
   const tools = await mcpTools();
   const server = new Server(

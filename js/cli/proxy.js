@@ -8,24 +8,39 @@ export async function proxyCommand({ sub = "status", flags }, out) {
   switch (sub) {
     case "run": {
       const p = await runProxy({ ...opts, upstreams });
-      out(`smarter-compact proxy on http://127.0.0.1:${p.port} → anthropic ${p.upstreams.anthropic}, openai ${p.upstreams.openai}`);
+      out(
+        `smarter-compact proxy on http://127.0.0.1:${p.port} → anthropic ${p.upstreams.anthropic}, openai ${p.upstreams.openai}`,
+      );
       return new Promise(() => {}); // runs until SIGTERM/SIGINT
     }
     case "start": {
       const h = await ensureProxy(opts);
-      out(`${h.started ? "started" : "already running"}: smarter-compact proxy on http://127.0.0.1:${h.port} (pid ${h.pid})`);
+      out(
+        `${h.started ? "started" : "already running"}: smarter-compact proxy on http://127.0.0.1:${h.port} (pid ${h.pid})`,
+      );
       return 0;
     }
     case "stop":
-      out((await stopProxy(opts)) ? "stopped the smarter-compact proxy" : "the smarter-compact proxy was not running");
+      out(
+        (await stopProxy(opts))
+          ? "stopped the smarter-compact proxy"
+          : "the smarter-compact proxy was not running",
+      );
       return 0;
     case "status": {
       const h = await proxyHealth(proxyPort(flags.port));
       if (flags.json) out(JSON.stringify(h ?? { ok: false, running: false }, null, 2));
-      else out(h ? `running on http://127.0.0.1:${h.port} (pid ${h.pid}, since ${h.started_at}): ${h.requests} requests, ${h.rewritten} rewritten, ${h.fail_opens} fail-opens, ${h.sessions} sessions` : "not running");
+      else
+        out(
+          h
+            ? `running on http://127.0.0.1:${h.port} (pid ${h.pid}, since ${h.started_at}): ${h.requests} requests, ${h.rewritten} rewritten, ${h.fail_opens} fail-opens, ${h.sessions} sessions`
+            : "not running",
+        );
       return 0;
     }
     default:
-      throw new UsageError(`proxy: expected run, start, stop or status, got ${JSON.stringify(sub)}`);
+      throw new UsageError(
+        `proxy: expected run, start, stop or status, got ${JSON.stringify(sub)}`,
+      );
   }
 }

@@ -43,16 +43,20 @@ async function dispatch(req, opts) {
     case "tools/list":
       return { tools: await mcpTools() };
     case "tools/call": {
-      if (params === null || typeof params !== "object" || Array.isArray(params)) throw new RpcError(INVALID_PARAMS, "params must be an object {name, arguments}");
-      if (typeof params.name !== "string") throw new RpcError(INVALID_PARAMS, "params.name must be the name of a tool");
+      if (params === null || typeof params !== "object" || Array.isArray(params))
+        throw new RpcError(INVALID_PARAMS, "params must be an object {name, arguments}");
+      if (typeof params.name !== "string")
+        throw new RpcError(INVALID_PARAMS, "params.name must be the name of a tool");
       const args = params.arguments ?? {};
-      if (args === null || typeof args !== "object" || Array.isArray(args)) throw new RpcError(INVALID_PARAMS, "params.arguments must be an object");
+      if (args === null || typeof args !== "object" || Array.isArray(args))
+        throw new RpcError(INVALID_PARAMS, "params.arguments must be an object");
       try {
         return okResult(await toolCaller(opts)(params.name, args));
       } catch (e) {
         const err = asCoded(e);
         // Wrong arguments are the caller's mistake; anything else is the tool's answer.
-        if (ARGUMENT_CODES.has(err.code)) throw new RpcError(INVALID_PARAMS, err.message, { code: err.code });
+        if (ARGUMENT_CODES.has(err.code))
+          throw new RpcError(INVALID_PARAMS, err.message, { code: err.code });
         return errorResult(err);
       }
     }
@@ -70,12 +74,35 @@ export async function answer(text, opts = {}) {
   try {
     req = JSON.parse(text);
   } catch (e) {
-    return { jsonrpc: "2.0", id: null, error: { code: PARSE_ERROR, message: `parse error: ${text.trim() ? e.message : "no input on stdin"}` } };
+    return {
+      jsonrpc: "2.0",
+      id: null,
+      error: {
+        code: PARSE_ERROR,
+        message: `parse error: ${text.trim() ? e.message : "no input on stdin"}`,
+      },
+    };
   }
-  const idOk = (v) => v === null || typeof v === "string" || (typeof v === "number" && Number.isFinite(v));
+  const idOk = (v) =>
+    v === null || typeof v === "string" || (typeof v === "number" && Number.isFinite(v));
   const id = req !== null && typeof req === "object" && idOk(req.id) ? req.id : null;
-  if (req === null || typeof req !== "object" || Array.isArray(req) || req.jsonrpc !== "2.0" || typeof req.method !== "string" || ("id" in req && !idOk(req.id))) {
-    return { jsonrpc: "2.0", id, error: { code: INVALID_REQUEST, message: 'invalid request: expected one object {"jsonrpc": "2.0", "id", "method", "params"}' } };
+  if (
+    req === null ||
+    typeof req !== "object" ||
+    Array.isArray(req) ||
+    req.jsonrpc !== "2.0" ||
+    typeof req.method !== "string" ||
+    ("id" in req && !idOk(req.id))
+  ) {
+    return {
+      jsonrpc: "2.0",
+      id,
+      error: {
+        code: INVALID_REQUEST,
+        message:
+          'invalid request: expected one object {"jsonrpc": "2.0", "id", "method", "params"}',
+      },
+    };
   }
   const notification = !("id" in req);
   let response;
@@ -83,7 +110,11 @@ export async function answer(text, opts = {}) {
     response = { jsonrpc: "2.0", id, result: await dispatch(req, opts) };
   } catch (e) {
     if (!(e instanceof RpcError)) throw e;
-    response = { jsonrpc: "2.0", id, error: { code: e.rpcCode, message: e.message, ...(e.data ? { data: e.data } : {}) } };
+    response = {
+      jsonrpc: "2.0",
+      id,
+      error: { code: e.rpcCode, message: e.message, ...(e.data ? { data: e.data } : {}) },
+    };
   }
   return notification ? null : response;
 }
@@ -95,6 +126,8 @@ export async function rpcCommand(opts, { stdin = process.stdin, stdout = process
     console.error("smarter-compact rpc: a notification (a request without an id) gets no response");
     return 0;
   }
-  await new Promise((resolve, reject) => stdout.write(`${JSON.stringify(response)}\n`, (e) => (e ? reject(e) : resolve())));
+  await new Promise((resolve, reject) =>
+    stdout.write(`${JSON.stringify(response)}\n`, (e) => (e ? reject(e) : resolve())),
+  );
   return response.error ? 1 : 0;
 }

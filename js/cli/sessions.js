@@ -73,7 +73,11 @@ export async function defaultSession(stateDir, explicit) {
   const id = explicit || process.env.SMARTER_COMPACT_SESSION;
   if (id) return id;
   const newest = await newestSession(stateDir);
-  if (!newest) throw codedError("E_NO_SESSION", `no sessions yet in ${sessionsDir(stateDir)}; pass a session id`);
+  if (!newest)
+    throw codedError(
+      "E_NO_SESSION",
+      `no sessions yet in ${sessionsDir(stateDir)}; pass a session id`,
+    );
   return newest;
 }
 
@@ -106,7 +110,10 @@ export async function openSession(stateDir, sessionId) {
   const c = await createCompactor({ sessionId, stateDir: dir, readonly: true }); // E_BAD_ID for an unusable id
   if (!existsSync(sessionPath(dir, sessionId))) {
     await c.close();
-    throw codedError("E_NO_SESSION", `no session ${JSON.stringify(sessionId)} in ${sessionsDir(dir)}`);
+    throw codedError(
+      "E_NO_SESSION",
+      `no session ${JSON.stringify(sessionId)} in ${sessionsDir(dir)}`,
+    );
   }
   return c;
 }

@@ -3,7 +3,14 @@ import { resolveStateDir } from "../config.js";
 import { createCompactor } from "../index.js";
 import { lastRequestAt, listSessions, sessionsDir, withSession } from "./sessions.js";
 
-const k = (n) => (n == null ? "—" : n >= 1_000_000 ? `${(n / 1e6).toFixed(1)}M` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n));
+const k = (n) =>
+  n == null
+    ? "—"
+    : n >= 1_000_000
+      ? `${(n / 1e6).toFixed(1)}M`
+      : n >= 1000
+        ? `${(n / 1000).toFixed(1)}k`
+        : String(n);
 const pad = (n) => String(n).padStart(2, "0");
 
 /** A local time a person reads: 2026-11-30 07:52. */
@@ -38,21 +45,40 @@ function row(s, mtimeMs) {
 
 /** Renders rows as an aligned table. */
 export function renderTable(rows) {
-  const head = ["session", "messages", "trims", "requests", "tokens before→after", "saved", "fail-opens", "last activity"];
-  const cells = rows.map((r) => [
-    r.session,
-    r.messages ?? "—",
-    r.trims ?? "—",
-    r.requests ?? "—",
-    `${k(r.before_tokens)} → ${k(r.after_tokens)}`,
-    r.saved_pct == null ? "—" : `${r.saved_pct.toFixed(1)}%`,
-    r.fail_opens,
-    r.last_activity ? localTime(Date.parse(r.last_activity)) : "—",
-  ].map(String));
+  const head = [
+    "session",
+    "messages",
+    "trims",
+    "requests",
+    "tokens before→after",
+    "saved",
+    "fail-opens",
+    "last activity",
+  ];
+  const cells = rows.map((r) =>
+    [
+      r.session,
+      r.messages ?? "—",
+      r.trims ?? "—",
+      r.requests ?? "—",
+      `${k(r.before_tokens)} → ${k(r.after_tokens)}`,
+      r.saved_pct == null ? "—" : `${r.saved_pct.toFixed(1)}%`,
+      r.fail_opens,
+      r.last_activity ? localTime(Date.parse(r.last_activity)) : "—",
+    ].map(String),
+  );
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
-  const line = (c) => c.map((v, i) => (i === 0 || i === c.length - 1 ? v.padEnd(widths[i]) : v.padStart(widths[i]))).join("  ").trimEnd();
+  const line = (c) =>
+    c
+      .map((v, i) => (i === 0 || i === c.length - 1 ? v.padEnd(widths[i]) : v.padStart(widths[i])))
+      .join("  ")
+      .trimEnd();
   const out = [line(head), ...cells.map(line)];
-  for (const r of rows) if (r.store_error) out.push(`  ${r.session}: store not available (${r.store_error.code}: ${r.store_error.message})`);
+  for (const r of rows)
+    if (r.store_error)
+      out.push(
+        `  ${r.session}: store not available (${r.store_error.code}: ${r.store_error.message})`,
+      );
   return out.join("\n");
 }
 
@@ -60,7 +86,9 @@ export function renderTable(rows) {
 export async function allStatuses(stateDir) {
   const rows = [];
   for (const s of listSessions(stateDir)) {
-    const c = await createCompactor({ sessionId: s.id, stateDir, readonly: true }).catch(() => null);
+    const c = await createCompactor({ sessionId: s.id, stateDir, readonly: true }).catch(
+      () => null,
+    );
     if (!c) continue; // a file whose name is not a session id: not ours
     try {
       rows.push(row(await c.status(), (await lastRequestAt(s.path)) ?? s.mtimeMs));
@@ -68,7 +96,11 @@ export async function allStatuses(stateDir) {
       await c.close();
     }
   }
-  return rows.sort((a, b) => (b.last_activity ?? "").localeCompare(a.last_activity ?? "") || a.session.localeCompare(b.session));
+  return rows.sort(
+    (a, b) =>
+      (b.last_activity ?? "").localeCompare(a.last_activity ?? "") ||
+      a.session.localeCompare(b.session),
+  );
 }
 
 /** `status [--session ID] [--json]`: read-only; exit 1 when a store could not be read (what it

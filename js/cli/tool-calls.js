@@ -6,14 +6,20 @@ import { runTool, toolDefinitions } from "../index.js";
 import { defaultSession, withSession } from "./sessions.js";
 
 /** Tools that read a session's store (the others need none). */
-export const SESSION_TOOLS = new Set(["smart_compact_search", "smart_compact_sql", "smart_compact_get", "context_status"]);
+export const SESSION_TOOLS = new Set([
+  "smart_compact_search",
+  "smart_compact_sql",
+  "smart_compact_get",
+  "context_status",
+]);
 
 /** Codes that mean the caller's arguments were wrong (JSON-RPC -32602 in `rpc`). */
 export const ARGUMENT_CODES = new Set(["E_ARG", "E_BAD_ID"]);
 
 const SESSION_ARG = {
   type: "string",
-  description: "Session id to read. Default: the server's session (--session, else SMARTER_COMPACT_SESSION, else the most recently active session of the state dir).",
+  description:
+    "Session id to read. Default: the server's session (--session, else SMARTER_COMPACT_SESSION, else the most recently active session of the state dir).",
 };
 
 /** The tools in MCP's shape: `{ name, description, inputSchema }`. */
@@ -21,7 +27,9 @@ export async function mcpTools() {
   return (await toolDefinitions()).map(({ name, description, parameters }) => ({
     name,
     description,
-    inputSchema: SESSION_TOOLS.has(name) ? { ...parameters, properties: { ...parameters.properties, session: SESSION_ARG } } : parameters,
+    inputSchema: SESSION_TOOLS.has(name)
+      ? { ...parameters, properties: { ...parameters.properties, session: SESSION_ARG } }
+      : parameters,
   }));
 }
 
@@ -34,15 +42,18 @@ export function toolCaller({ stateDir, session } = {}) {
   const dir = resolveStateDir(stateDir);
   const names = toolDefinitions().then((defs) => new Set(defs.map((d) => d.name)));
   return async function call(name, args = {}) {
-    if (typeof name !== "string" || !(await names).has(name)) throw codedError("E_ARG", `unknown tool ${JSON.stringify(name)}`);
-    if (args === null || typeof args !== "object" || Array.isArray(args)) throw codedError("E_ARG", "arguments must be an object");
+    if (typeof name !== "string" || !(await names).has(name))
+      throw codedError("E_ARG", `unknown tool ${JSON.stringify(name)}`);
+    if (args === null || typeof args !== "object" || Array.isArray(args))
+      throw codedError("E_ARG", "arguments must be an object");
     try {
       if (!SESSION_TOOLS.has(name)) {
         const text = await runTool(null, name, args);
         return { text, structured: name === "compact_context" ? JSON.parse(text) : undefined };
       }
       const { session: asked, ...rest } = args;
-      if (asked !== undefined && typeof asked !== "string") throw codedError("E_ARG", "session must be a string");
+      if (asked !== undefined && typeof asked !== "string")
+        throw codedError("E_ARG", "session must be a string");
       const id = await defaultSession(dir, asked || session);
       return { text: await withSession(dir, id, (c) => runTool(c, name, rest)) };
     } catch (e) {
@@ -59,5 +70,7 @@ export function errorResult(e) {
 
 /** An MCP tool result for an answer. */
 export function okResult({ text, structured }) {
-  return structured === undefined ? { content: [{ type: "text", text }] } : { content: [{ type: "text", text }], structuredContent: structured };
+  return structured === undefined
+    ? { content: [{ type: "text", text }] }
+    : { content: [{ type: "text", text }], structuredContent: structured };
 }

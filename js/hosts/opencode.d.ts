@@ -14,7 +14,9 @@ export interface OpenCodeTool {
 export interface OpenCodeHooks {
   tool: Record<string, OpenCodeTool>;
   /** Adds the `/smarter-compact:compact` command. */
-  config(cfg: { command?: Record<string, { description: string; template: string }> }): Promise<void>;
+  config(cfg: {
+    command?: Record<string, { description: string; template: string }>;
+  }): Promise<void>;
   /** Runs the manual trim when the command is used. */
   "command.execute.before"(input: { command?: string; sessionID?: string }): Promise<void>;
   /** Appends the standing instruction and measures the system prompt. */

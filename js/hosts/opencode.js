@@ -3,7 +3,14 @@
 // /smarter-compact:compact command. Under Bun it uses bun:sqlite; under Node (the desktop app)
 // a Node backend — nothing imports bun:* statically.
 import { runTool } from "../tools.js";
-import { COMPACT_COMMAND, STANDING_INSTRUCTION, compactorPool, promptTokens, safeSessionId, toolDefinitions } from "./common.js";
+import {
+  COMPACT_COMMAND,
+  STANDING_INSTRUCTION,
+  compactorPool,
+  promptTokens,
+  safeSessionId,
+  toolDefinitions,
+} from "./common.js";
 
 const sessionOf = (messages) => messages.find((m) => m?.info?.sessionID)?.info.sessionID;
 
@@ -27,7 +34,11 @@ async function server(_input, options = {}) {
       args: def.parameters.properties,
       async execute(args, ctx) {
         try {
-          return await runTool(await pool.get(safeSessionId(ctx?.sessionID ?? "opencode")), def.name, args);
+          return await runTool(
+            await pool.get(safeSessionId(ctx?.sessionID ?? "opencode")),
+            def.name,
+            args,
+          );
         } catch (e) {
           return `smarter-compact error ${e.code ?? "E_INTERNAL"}: ${e.message}`;
         }
@@ -39,8 +50,10 @@ async function server(_input, options = {}) {
     async config(cfg) {
       cfg.command ??= {};
       cfg.command[COMPACT_COMMAND] ??= {
-        description: "Trim this session's context now (smarter-compact); trimmed turns stay searchable",
-        template: "[smarter-compact] The context was just trimmed on request. Continue with the task; use smart_compact_search for anything you no longer see.",
+        description:
+          "Trim this session's context now (smarter-compact); trimmed turns stay searchable",
+        template:
+          "[smarter-compact] The context was just trimmed on request. Continue with the task; use smart_compact_search for anything you no longer see.",
       };
     },
     async "command.execute.before"(input) {
@@ -49,8 +62,10 @@ async function server(_input, options = {}) {
     },
     async "experimental.chat.system.transform"(input, output) {
       if (!Array.isArray(output?.system)) return;
-      if (!output.system.some((s) => s.includes(STANDING_INSTRUCTION))) output.system.push(STANDING_INSTRUCTION);
-      if (input?.sessionID) systemTokens.set(input.sessionID, await promptTokens(output.system.join("\n")));
+      if (!output.system.some((s) => s.includes(STANDING_INSTRUCTION)))
+        output.system.push(STANDING_INSTRUCTION);
+      if (input?.sessionID)
+        systemTokens.set(input.sessionID, await promptTokens(output.system.join("\n")));
     },
     async "experimental.chat.messages.transform"(_input, output) {
       const messages = output?.messages;
@@ -58,7 +73,11 @@ async function server(_input, options = {}) {
       if (!sid) return;
       try {
         const c = await pool.get(safeSessionId(sid));
-        const res = await c.transform(messages, { format: "opencode", model: modelOf(messages), overheadTokens: systemTokens.get(sid) ?? 0 });
+        const res = await c.transform(messages, {
+          format: "opencode",
+          model: modelOf(messages),
+          overheadTokens: systemTokens.get(sid) ?? 0,
+        });
         if (res.messages !== messages) messages.splice(0, messages.length, ...res.messages);
       } catch {
         // never break the host: the request goes out as it came

@@ -1,7 +1,14 @@
 // The Pi extension: rewrites every request in the `context` event (returning the new list), adds
 // the standing instruction, the five tools and the /smarter-compact:compact command.
 import { runTool } from "../tools.js";
-import { COMPACT_COMMAND, STANDING_INSTRUCTION, compactorPool, promptTokens, safeSessionId, toolDefinitions } from "./common.js";
+import {
+  COMPACT_COMMAND,
+  STANDING_INSTRUCTION,
+  compactorPool,
+  promptTokens,
+  safeSessionId,
+  toolDefinitions,
+} from "./common.js";
 
 const sessionOf = (ctx) => safeSessionId(ctx?.sessionManager?.getSessionId?.() ?? "pi");
 
@@ -23,7 +30,8 @@ export default async function smarterCompact(pi, options = {}) {
   }
 
   pi.registerCommand(COMPACT_COMMAND, {
-    description: "Trim this session's context on the next request (smarter-compact); trimmed turns stay searchable",
+    description:
+      "Trim this session's context on the next request (smarter-compact); trimmed turns stay searchable",
     async handler(_args, ctx) {
       await (await pool.get(sessionOf(ctx))).compactNow();
       ctx?.ui?.notify?.("smarter-compact: the next request will be trimmed", "info");
@@ -33,8 +41,12 @@ export default async function smarterCompact(pi, options = {}) {
   pi.on("before_agent_start", async (event) => {
     const sections = event?.systemPromptOptions?.sections;
     let result;
-    if (sections && typeof sections === "object" && !Array.isArray(sections)) sections["smarter-compact"] = STANDING_INSTRUCTION;
-    else if (typeof event?.systemPrompt === "string" && !event.systemPrompt.includes(STANDING_INSTRUCTION)) {
+    if (sections && typeof sections === "object" && !Array.isArray(sections))
+      sections["smarter-compact"] = STANDING_INSTRUCTION;
+    else if (
+      typeof event?.systemPrompt === "string" &&
+      !event.systemPrompt.includes(STANDING_INSTRUCTION)
+    ) {
       result = { systemPrompt: `${event.systemPrompt}\n\n${STANDING_INSTRUCTION}` };
     }
     systemTokens = await promptTokens(`${event?.systemPrompt ?? ""}\n${STANDING_INSTRUCTION}`);
@@ -44,7 +56,11 @@ export default async function smarterCompact(pi, options = {}) {
   pi.on("context", async (event, ctx) => {
     try {
       const c = await pool.get(sessionOf(ctx));
-      const res = await c.transform(event.messages, { format: "pi", model: ctx?.model?.id ?? "", overheadTokens: systemTokens });
+      const res = await c.transform(event.messages, {
+        format: "pi",
+        model: ctx?.model?.id ?? "",
+        overheadTokens: systemTokens,
+      });
       return { messages: res.messages };
     } catch {
       return undefined; // never break the host: the request goes out as it came

@@ -9,7 +9,11 @@
 export function stripMarkers(messages) {
   const markers = new Map(); // message index → [[block index from the end, cache_control]]
   const stripped = messages.map((m, i) => {
-    if (!Array.isArray(m?.content) || !m.content.some((b) => b && typeof b === "object" && "cache_control" in b)) return m;
+    if (
+      !Array.isArray(m?.content) ||
+      !m.content.some((b) => b && typeof b === "object" && "cache_control" in b)
+    )
+      return m;
     const found = [];
     const content = m.content.map((b, j) => {
       if (!b || typeof b !== "object" || !("cache_control" in b)) return b;
@@ -32,7 +36,8 @@ export function restoreMarkers(messages, sources, markers, originals) {
     const content = [...m.content];
     for (const [fromEnd, cc] of found) {
       const j = content.length - 1 - fromEnd;
-      if (j >= 0 && content[j] && typeof content[j] === "object") content[j] = { ...content[j], cache_control: cc };
+      if (j >= 0 && content[j] && typeof content[j] === "object")
+        content[j] = { ...content[j], cache_control: cc };
     }
     return { ...m, content };
   });

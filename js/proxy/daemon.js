@@ -14,7 +14,11 @@ const CLI = fileURLToPath(new URL("../cli.js", import.meta.url));
 /** The port in force: the option, else CONTEXT_PROXY_PORT, else 4101. */
 export function proxyPort(port) {
   const p = Number(port ?? process.env.CONTEXT_PROXY_PORT ?? DEFAULT_PORT);
-  if (!Number.isInteger(p) || p < 0 || p > 65535) throw codedError("E_ARG", `the proxy port must be 0–65535, got ${port ?? process.env.CONTEXT_PROXY_PORT}`);
+  if (!Number.isInteger(p) || p < 0 || p > 65535)
+    throw codedError(
+      "E_ARG",
+      `the proxy port must be 0–65535, got ${port ?? process.env.CONTEXT_PROXY_PORT}`,
+    );
   return p;
 }
 
@@ -43,11 +47,15 @@ export async function ensureProxy({ stateDir, port } = {}) {
   const files = proxyFiles(stateDir);
   mkdirSync(files.dir, { recursive: true });
   const log = openSync(files.log, "a");
-  const child = spawn(process.execPath, [CLI, "proxy", "run", "--port", String(p), ...(stateDir ? ["--state-dir", stateDir] : [])], {
-    detached: true,
-    stdio: ["ignore", log, log],
-    env: { ...process.env, ELECTRON_RUN_AS_NODE: "1", BUN_BE_BUN: "1" },
-  });
+  const child = spawn(
+    process.execPath,
+    [CLI, "proxy", "run", "--port", String(p), ...(stateDir ? ["--state-dir", stateDir] : [])],
+    {
+      detached: true,
+      stdio: ["ignore", log, log],
+      env: { ...process.env, ELECTRON_RUN_AS_NODE: "1", BUN_BE_BUN: "1" },
+    },
+  );
   child.unref();
   for (let i = 0; i < 50; i++) {
     await new Promise((r) => setTimeout(r, 100));
@@ -55,7 +63,10 @@ export async function ensureProxy({ stateDir, port } = {}) {
     if (h) return { ...h, started: true };
     if (child.exitCode !== null) break;
   }
-  throw codedError("E_PROXY", `the proxy did not start on 127.0.0.1:${p} (is the port in use? see ${files.log})`);
+  throw codedError(
+    "E_PROXY",
+    `the proxy did not start on 127.0.0.1:${p} (is the port in use? see ${files.log})`,
+  );
 }
 
 /** Runs the proxy in this process until SIGTERM/SIGINT; writes and removes the pid file. */
@@ -64,7 +75,15 @@ export async function runProxy({ stateDir, port, upstreams } = {}) {
   const files = proxyFiles(stateDir);
   const proxy = await startProxy({ port: proxyPort(port), stateDir, upstreams });
   mkdirSync(files.dir, { recursive: true });
-  writeFileSync(files.pid, JSON.stringify({ pid: process.pid, port: proxy.port, started_at: new Date().toISOString(), upstreams: proxy.upstreams }));
+  writeFileSync(
+    files.pid,
+    JSON.stringify({
+      pid: process.pid,
+      port: proxy.port,
+      started_at: new Date().toISOString(),
+      upstreams: proxy.upstreams,
+    }),
+  );
   const stop = async () => {
     await proxy.close();
     rmSync(files.pid, { force: true });
@@ -92,7 +111,8 @@ export async function stopProxy({ stateDir, port } = {}) {
     return false;
   }
   process.kill(pid, "SIGTERM");
-  for (let i = 0; i < 50 && (await proxyHealth(p)); i++) await new Promise((r) => setTimeout(r, 100));
+  for (let i = 0; i < 50 && (await proxyHealth(p)); i++)
+    await new Promise((r) => setTimeout(r, 100));
   rmSync(files.pid, { force: true });
   return true;
 }

@@ -14,10 +14,23 @@ import { sessionIdOf } from "./session.js";
 /** Default port (CONTEXT_PROXY_PORT). */
 export const DEFAULT_PORT = 4101;
 /** Default upstreams: the vendors' public APIs. */
-export const DEFAULT_UPSTREAMS = { anthropic: "https://api.anthropic.com", openai: "https://api.openai.com/v1" };
+export const DEFAULT_UPSTREAMS = {
+  anthropic: "https://api.anthropic.com",
+  openai: "https://api.openai.com/v1",
+};
 /** Largest request body accepted. */
 const MAX_BODY = 256 * 1024 * 1024;
-const HOP = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te", "trailer", "host", "content-length"]);
+const HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "transfer-encoding",
+  "upgrade",
+  "te",
+  "trailer",
+  "host",
+  "content-length",
+]);
 
 /** Which route a request is for: `{ name, upstream, path, field, format }` or null. */
 function routeOf(method, url, upstreams) {
@@ -26,13 +39,31 @@ function routeOf(method, url, upstreams) {
   const join = (base, p) => `${base.replace(/\/+$/, "")}${p}${search}`;
   switch (pathname.replace(/\/+$/, "")) {
     case "/v1/messages":
-      return { name: "anthropic", target: join(upstreams.anthropic, "/v1/messages"), field: "messages", format: "anthropic" };
+      return {
+        name: "anthropic",
+        target: join(upstreams.anthropic, "/v1/messages"),
+        field: "messages",
+        format: "anthropic",
+      };
     case "/v1/messages/count_tokens":
-      return { name: "count_tokens", target: join(upstreams.anthropic, "/v1/messages/count_tokens") };
+      return {
+        name: "count_tokens",
+        target: join(upstreams.anthropic, "/v1/messages/count_tokens"),
+      };
     case "/v1/responses":
-      return { name: "responses", target: join(upstreams.openai, "/responses"), field: "input", format: "responses" };
+      return {
+        name: "responses",
+        target: join(upstreams.openai, "/responses"),
+        field: "input",
+        format: "responses",
+      };
     case "/v1/chat/completions":
-      return { name: "chat", target: join(upstreams.openai, "/chat/completions"), field: "messages", format: "openai" };
+      return {
+        name: "chat",
+        target: join(upstreams.openai, "/chat/completions"),
+        field: "messages",
+        format: "openai",
+      };
     default:
       return null;
   }
@@ -44,7 +75,8 @@ function readBody(req) {
     let size = 0;
     req.on("data", (c) => {
       size += c.length;
-      if (size > MAX_BODY) reject(Object.assign(new Error("request body too large"), { status: 413 }));
+      if (size > MAX_BODY)
+        reject(Object.assign(new Error("request body too large"), { status: 413 }));
       else chunks.push(c);
     });
     req.on("end", () => resolve(Buffer.concat(chunks)));
@@ -88,20 +120,39 @@ async function rewrite(route, headers, raw, pool, glue) {
   const list = body?.[route.field];
   if (!Array.isArray(list)) return { body: raw, encoded: true, outcome: "no-messages" };
   const sessionId = sessionIdOf(route.name, headers, body);
-  const outside = JSON.stringify([body.system ?? null, body.tools ?? null, body.instructions ?? null]);
+  const outside = JSON.stringify([
+    body.system ?? null,
+    body.tools ?? null,
+    body.instructions ?? null,
+  ]);
   const c = await pool.get(sessionId);
-  const { stripped, markers } = route.format === "anthropic" ? stripMarkers(list) : { stripped: list, markers: new Map() };
-  const res = await c.transform(stripped, { format: route.format, model: String(body.model ?? ""), overheadTokens: glue.estimateTokens(outside) });
+  const { stripped, markers } =
+    route.format === "anthropic" ? stripMarkers(list) : { stripped: list, markers: new Map() };
+  const res = await c.transform(stripped, {
+    format: route.format,
+    model: String(body.model ?? ""),
+    overheadTokens: glue.estimateTokens(outside),
+  });
   const stats = res.stats;
   // The agent's recall tools run in another process (the MCP server) and read the store's file:
   // what this request added must be on disk before the model can ask for it.
   const flushed = c.flush();
-  if (stats.fail_open) return { body: raw, encoded: true, outcome: "fail-open", sessionId, stats, flushed };
-  const messages = res.sources ? restoreMarkers(res.messages, res.sources, markers, { stripped, messages: list }) : res.messages;
+  if (stats.fail_open)
+    return { body: raw, encoded: true, outcome: "fail-open", sessionId, stats, flushed };
+  const messages = res.sources
+    ? restoreMarkers(res.messages, res.sources, markers, { stripped, messages: list })
+    : res.messages;
   const same = messages.length === list.length && messages.every((m, i) => m === list[i]);
   if (same) return { body: raw, encoded: true, outcome: "unchanged", sessionId, stats, flushed };
   body[route.field] = messages;
-  return { body: Buffer.from(JSON.stringify(body), "utf8"), encoded: false, outcome: "rewritten", sessionId, stats, flushed };
+  return {
+    body: Buffer.from(JSON.stringify(body), "utf8"),
+    encoded: false,
+    outcome: "rewritten",
+    sessionId,
+    stats,
+    flushed,
+  };
 }
 
 function forward(target, req, res, body, keepEncoding) {
@@ -116,7 +167,8 @@ function forward(target, req, res, body, keepEncoding) {
   return new Promise((resolve) => {
     const up = lib.request(url, { method: req.method, headers }, (ur) => {
       const out = {};
-      for (const [k, v] of Object.entries(ur.headers)) if (!HOP.has(k) || k === "content-length") out[k] = v;
+      for (const [k, v] of Object.entries(ur.headers))
+        if (!HOP.has(k) || k === "content-length") out[k] = v;
       res.writeHead(ur.statusCode ?? 502, out);
       res.flushHeaders();
       ur.on("data", (chunk) => res.write(chunk)); // relayed as it arrives, never buffered
@@ -132,7 +184,15 @@ function forward(target, req, res, body, keepEncoding) {
     up.on("error", (e) => {
       if (!res.headersSent) {
         res.writeHead(502, { "content-type": "application/json" });
-        res.end(JSON.stringify({ type: "error", error: { type: "api_error", message: `smarter-compact proxy: upstream unreachable (${e.code ?? e.message})` } }));
+        res.end(
+          JSON.stringify({
+            type: "error",
+            error: {
+              type: "api_error",
+              message: `smarter-compact proxy: upstream unreachable (${e.code ?? e.message})`,
+            },
+          }),
+        );
       } else res.destroy();
       resolve(502);
     });
@@ -145,30 +205,73 @@ function forward(target, req, res, body, keepEncoding) {
  * Starts the proxy; resolves when it listens. `upstreams`: `{ anthropic, openai }` base URLs.
  * Returns `{ port, stats, close() }`.
  */
-export async function startProxy({ port = Number(process.env.CONTEXT_PROXY_PORT ?? DEFAULT_PORT), upstreams = {}, stateDir, config } = {}) {
+export async function startProxy({
+  port = Number(process.env.CONTEXT_PROXY_PORT ?? DEFAULT_PORT),
+  upstreams = {},
+  stateDir,
+  config,
+} = {}) {
   const ups = {
-    anthropic: upstreams.anthropic ?? process.env.SMARTER_COMPACT_ANTHROPIC_UPSTREAM ?? DEFAULT_UPSTREAMS.anthropic,
-    openai: upstreams.openai ?? process.env.SMARTER_COMPACT_OPENAI_UPSTREAM ?? DEFAULT_UPSTREAMS.openai,
+    anthropic:
+      upstreams.anthropic ??
+      process.env.SMARTER_COMPACT_ANTHROPIC_UPSTREAM ??
+      DEFAULT_UPSTREAMS.anthropic,
+    openai:
+      upstreams.openai ?? process.env.SMARTER_COMPACT_OPENAI_UPSTREAM ?? DEFAULT_UPSTREAMS.openai,
   };
   const glue = await engineModule();
   const pool = compactorPool({ stateDir, ...(config ?? {}) });
-  const stats = { started_at: new Date().toISOString(), requests: 0, rewritten: 0, unchanged: 0, fail_opens: 0, passed_through: 0, upstream_errors: 0, store_write_errors: 0, sessions: new Set() };
+  const stats = {
+    started_at: new Date().toISOString(),
+    requests: 0,
+    rewritten: 0,
+    unchanged: 0,
+    fail_opens: 0,
+    passed_through: 0,
+    upstream_errors: 0,
+    store_write_errors: 0,
+    sessions: new Set(),
+  };
   const server = http.createServer((req, res) => {
     handle(req, res).catch(() => {
       if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
-      res.end(JSON.stringify({ type: "error", error: { type: "api_error", message: "smarter-compact proxy: internal error" } }));
+      res.end(
+        JSON.stringify({
+          type: "error",
+          error: { type: "api_error", message: "smarter-compact proxy: internal error" },
+        }),
+      );
     });
   });
   async function handle(req, res) {
     if (req.method === "GET" && new URL(req.url, "http://proxy").pathname === "/health") {
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ ok: true, service: "smarter-compact-proxy", version: glue.version(), pid: process.pid, port: server.address().port, upstreams: ups, ...stats, sessions: stats.sessions.size }));
+      res.end(
+        JSON.stringify({
+          ok: true,
+          service: "smarter-compact-proxy",
+          version: glue.version(),
+          pid: process.pid,
+          port: server.address().port,
+          upstreams: ups,
+          ...stats,
+          sessions: stats.sessions.size,
+        }),
+      );
       return;
     }
     const route = routeOf(req.method, req.url, ups);
     if (!route) {
       res.writeHead(404, { "content-type": "application/json" });
-      res.end(JSON.stringify({ type: "error", error: { type: "not_found_error", message: `smarter-compact proxy: no route for ${req.method} ${new URL(req.url, "http://proxy").pathname}` } }));
+      res.end(
+        JSON.stringify({
+          type: "error",
+          error: {
+            type: "not_found_error",
+            message: `smarter-compact proxy: no route for ${req.method} ${new URL(req.url, "http://proxy").pathname}`,
+          },
+        }),
+      );
       return;
     }
     let raw;
@@ -176,7 +279,12 @@ export async function startProxy({ port = Number(process.env.CONTEXT_PROXY_PORT 
       raw = await readBody(req);
     } catch (e) {
       res.writeHead(e.status ?? 400, { "content-type": "application/json" });
-      res.end(JSON.stringify({ type: "error", error: { type: "invalid_request_error", message: `smarter-compact proxy: ${e.message}` } }));
+      res.end(
+        JSON.stringify({
+          type: "error",
+          error: { type: "invalid_request_error", message: `smarter-compact proxy: ${e.message}` },
+        }),
+      );
       return;
     }
     stats.requests++;

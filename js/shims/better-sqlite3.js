@@ -13,7 +13,10 @@ export async function open({ path, readonly = false }) {
       st.get(sql).run(...params);
     },
     query(sql, params) {
-      return st.get(sql).raw(true).all(...params);
+      return st
+        .get(sql)
+        .raw(true)
+        .all(...params);
     },
     iterate(sql) {
       const s = db.prepare(sql);

@@ -29,8 +29,16 @@ export function defaultBackends() {
  * loaded is skipped; a database that cannot be opened is an E_STORE error. `readonly` opens an
  * existing file to read it only (E_NO_SESSION when it is missing; nothing is ever written, and
  * sql.js refuses with E_STORE_WAL a file whose `-wal` another process is writing). */
-export async function openSqlite({ path, backend = process.env.SMARTER_COMPACT_SQLITE, readonly = false } = {}) {
-  if (backend && !OPENERS[backend]) throw codedError("E_ARG", `unknown SQLite backend ${JSON.stringify(backend)}; one of ${BACKENDS.join(", ")}`);
+export async function openSqlite({
+  path,
+  backend = process.env.SMARTER_COMPACT_SQLITE,
+  readonly = false,
+} = {}) {
+  if (backend && !OPENERS[backend])
+    throw codedError(
+      "E_ARG",
+      `unknown SQLite backend ${JSON.stringify(backend)}; one of ${BACKENDS.join(", ")}`,
+    );
   if (readonly) mustExist(path);
   const skipped = [];
   for (const kind of backend ? [backend] : defaultBackends()) {
@@ -40,7 +48,10 @@ export async function openSqlite({ path, backend = process.env.SMARTER_COMPACT_S
       const shim = await mod.open({ path, readonly });
       return shim;
     } catch (e) {
-      const missing = e?.code === "ERR_MODULE_NOT_FOUND" || e?.code === "ERR_UNKNOWN_BUILTIN_MODULE" || /Cannot find (package|module)|No such built-in module|bun:sqlite/.test(String(e?.message));
+      const missing =
+        e?.code === "ERR_MODULE_NOT_FOUND" ||
+        e?.code === "ERR_UNKNOWN_BUILTIN_MODULE" ||
+        /Cannot find (package|module)|No such built-in module|bun:sqlite/.test(String(e?.message));
       if (missing && !backend) {
         skipped.push(`${kind}: ${e.message}`);
         continue;

@@ -40,7 +40,9 @@ test("the tarball imports and runs under Node 20, Node 22 and Bun", { timeout: 2
   };
   const backends = {};
   for (const [name, [bin, args]] of Object.entries(runtimes)) {
-    const out = JSON.parse(execFileSync(bin, args, { cwd: pkg.project, encoding: "utf8" }).trim().split("\n").at(-1));
+    const out = JSON.parse(
+      execFileSync(bin, args, { cwd: pkg.project, encoding: "utf8" }).trim().split("\n").at(-1),
+    );
     assert.match(out.version, /^\d+\.\d+\.\d+$/, name);
     assert.equal(out.plugin, "smarter-compact", `${name}: default export is the OpenCode plugin`);
     assert.equal(out.pi, "function", `${name}: the Pi extension`);
@@ -56,7 +58,12 @@ test("the tarball imports and runs under Node 20, Node 22 and Bun", { timeout: 2
   const manifest = JSON.parse(fs.readFileSync(path.join(pkg.dir, "package.json"), "utf8"));
   assert.deepEqual(manifest.pi.extensions, ["./js/hosts/pi.js"]);
   assert.ok(!fs.readdirSync(pkg.dir).includes("src"), "no Rust sources in the package");
-  for (const f of ["models/minilm-l6-v2.onnx", "models/tokenizer.json", "pkg-embed/smarter_compact_bg.wasm", "pkg-edit/smarter_compact_bg.wasm"]) {
+  for (const f of [
+    "models/minilm-l6-v2.onnx",
+    "models/tokenizer.json",
+    "pkg-embed/smarter_compact_bg.wasm",
+    "pkg-edit/smarter_compact_bg.wasm",
+  ]) {
     assert.ok(fs.existsSync(path.join(pkg.dir, f)), `${f} is in the package`);
   }
 });

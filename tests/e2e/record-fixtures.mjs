@@ -7,7 +7,15 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startServer } from "./lib/scripted-server.mjs";
-import { runOpenCode, runPi, setupOpenCodeHome, setupPiHome, readJsonLines, hostPaths, cleanup } from "./lib/hosts.mjs";
+import {
+  runOpenCode,
+  runPi,
+  setupOpenCodeHome,
+  setupPiHome,
+  readJsonLines,
+  hostPaths,
+  cleanup,
+} from "./lib/hosts.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const fx = (f) => path.join(here, "fixtures", f);
@@ -16,7 +24,10 @@ const ROOT_PLACEHOLDER = "/tmp/e2e-root";
 const turns = [
   {
     prompt: "run echo hi",
-    script: [{ reasoning: "The user wants me to run echo.", tool: "bash", args: { command: "echo hi" } }, { text: "It printed hi." }],
+    script: [
+      { reasoning: "The user wants me to run echo.", tool: "bash", args: { command: "echo hi" } },
+      { text: "It printed hi." },
+    ],
   },
   {
     prompt: "probe and fail",
@@ -37,7 +48,9 @@ async function record(kind) {
   const srv = await startServer({ script: turns.flatMap((t) => t.script) });
   const legacy = kind === "pi-legacy";
   const home =
-    kind === "opencode" ? setupOpenCodeHome({ server: srv, pluginPath: fx("probe-opencode.js") }) : setupPiHome({ server: srv });
+    kind === "opencode"
+      ? setupOpenCodeHome({ server: srv, pluginPath: fx("probe-opencode.js") })
+      : setupPiHome({ server: srv });
   const log = path.join(home.root, "probe.jsonl");
   const results = [];
   for (const [i, t] of turns.entries()) {
@@ -45,8 +58,14 @@ async function record(kind) {
     const r =
       kind === "opencode"
         ? await runOpenCode(common)
-        : await runPi({ ...common, extensionPath: fx("probe-pi.js"), legacy, sessionDir: home.sessionDir });
-    if (r.code !== 0) throw new Error(`${kind} turn ${i + 1} exited ${r.code}: ${r.stderr.slice(-2000)}`);
+        : await runPi({
+            ...common,
+            extensionPath: fx("probe-pi.js"),
+            legacy,
+            sessionDir: home.sessionDir,
+          });
+    if (r.code !== 0)
+      throw new Error(`${kind} turn ${i + 1} exited ${r.code}: ${r.stderr.slice(-2000)}`);
     results.push(r);
   }
   await srv.close();
@@ -54,8 +73,14 @@ async function record(kind) {
   const invocations = readJsonLines(log)
     .filter((e) => e.hook === hook)
     .map(({ input, messages }) => (input === undefined ? { messages } : { input, messages }));
-  const version = kind === "opencode" ? paths.opencodeVersion : legacy ? paths.piLegacyVersion : paths.piVersion;
-  const pkg = kind === "opencode" ? "opencode-ai" : legacy ? "@mariozechner/pi-coding-agent" : "@earendil-works/pi-coding-agent";
+  const version =
+    kind === "opencode" ? paths.opencodeVersion : legacy ? paths.piLegacyVersion : paths.piVersion;
+  const pkg =
+    kind === "opencode"
+      ? "opencode-ai"
+      : legacy
+        ? "@mariozechner/pi-coding-agent"
+        : "@earendil-works/pi-coding-agent";
   const doc = {
     host: `${pkg}@${version}`,
     hook,
@@ -68,11 +93,17 @@ async function record(kind) {
   };
   const text = JSON.stringify(doc, null, 1).split(home.root).join(ROOT_PLACEHOLDER);
   const out = fx(
-    kind === "opencode" ? "recorded-opencode-messages.json" : legacy ? "recorded-pi-legacy-messages.json" : "recorded-pi-messages.json",
+    kind === "opencode"
+      ? "recorded-opencode-messages.json"
+      : legacy
+        ? "recorded-pi-legacy-messages.json"
+        : "recorded-pi-messages.json",
   );
   fs.writeFileSync(out, text + "\n");
   cleanup(home);
-  console.log(`${kind}: ${invocations.length} hook invocations → ${path.relative(here, out)} (${results.map((r) => r.ms + " ms").join(", ")})`);
+  console.log(
+    `${kind}: ${invocations.length} hook invocations → ${path.relative(here, out)} (${results.map((r) => r.ms + " ms").join(", ")})`,
+  );
 }
 
 const kinds = process.argv.slice(2);

@@ -19,7 +19,14 @@ async function post(srv, body) {
 
 /** Reassemble an SSE stream into { content, reasoning, tool_calls, finish, usage }. */
 function collect(sse) {
-  const out = { content: "", reasoning: "", tool_calls: [], finish: null, usage: null, done: false };
+  const out = {
+    content: "",
+    reasoning: "",
+    tool_calls: [],
+    finish: null,
+    usage: null,
+    done: false,
+  };
   for (const line of sse.split("\n")) {
     if (!line.startsWith("data: ")) continue;
     const data = line.slice(6);
@@ -51,22 +58,44 @@ test("scripted server: steps, functions, parallel calls, aux requests, errors, l
     log,
     script: [
       { tool: "bash", args: { command: "echo hi" }, reasoning: "think" },
-      (body) => ({ text: `results: ${toolResults(body).map((t) => t.text).join(",")} / ${lastUserText(body)}` }),
-      { calls: [{ tool: "a", args: { x: 1 } }, { tool: "b", args: "{\"y\":2}" }] },
+      (body) => ({
+        text: `results: ${toolResults(body)
+          .map((t) => t.text)
+          .join(",")} / ${lastUserText(body)}`,
+      }),
+      {
+        calls: [
+          { tool: "a", args: { x: 1 } },
+          { tool: "b", args: '{"y":2}' },
+        ],
+      },
       { status: 400, error: "context too long" },
     ],
   });
   try {
     // 1: streamed tool call (with reasoning)
-    let r = collect((await post(srv, { model: "m", stream: true, tools: TOOLS, messages: [{ role: "user", content: "go" }] })).text);
+    let r = collect(
+      (
+        await post(srv, {
+          model: "m",
+          stream: true,
+          tools: TOOLS,
+          messages: [{ role: "user", content: "go" }],
+        })
+      ).text,
+    );
     assert.equal(r.done, true);
     assert.equal(r.finish, "tool_calls");
     assert.equal(r.reasoning, "think");
-    assert.deepEqual(r.tool_calls, [{ id: "call_1", name: "bash", arguments: "{\"command\":\"echo hi\"}" }]);
+    assert.deepEqual(r.tool_calls, [
+      { id: "call_1", name: "bash", arguments: '{"command":"echo hi"}' },
+    ]);
     assert.ok(r.usage.prompt_tokens > 0);
 
     // a request without tools (title generation) does not consume a step
-    const aux = JSON.parse((await post(srv, { model: "m", messages: [{ role: "user", content: "title?" }] })).text);
+    const aux = JSON.parse(
+      (await post(srv, { model: "m", messages: [{ role: "user", content: "title?" }] })).text,
+    );
     assert.equal(aux.choices[0].message.content, "Mock title");
 
     // 2: function step sees the body; non-streamed JSON answer
@@ -75,7 +104,13 @@ test("scripted server: steps, functions, parallel calls, aux requests, errors, l
       tools: TOOLS,
       messages: [
         { role: "user", content: [{ type: "text", text: "go" }] },
-        { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "bash", arguments: "{}" } }] },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [
+            { id: "call_1", type: "function", function: { name: "bash", arguments: "{}" } },
+          ],
+        },
         { role: "tool", tool_call_id: "call_1", content: "hi\n" },
       ],
     };
@@ -85,7 +120,13 @@ test("scripted server: steps, functions, parallel calls, aux requests, errors, l
 
     // 3: parallel calls
     r = collect((await post(srv, { model: "m", stream: true, tools: TOOLS, messages: [] })).text);
-    assert.deepEqual(r.tool_calls.map((t) => [t.name, JSON.parse(t.arguments)]), [["a", { x: 1 }], ["b", { y: 2 }]]);
+    assert.deepEqual(
+      r.tool_calls.map((t) => [t.name, JSON.parse(t.arguments)]),
+      [
+        ["a", { x: 1 }],
+        ["b", { y: 2 }],
+      ],
+    );
 
     // 4: scripted error
     const e = await post(srv, { model: "m", stream: true, tools: TOOLS, messages: [] });
@@ -102,7 +143,11 @@ test("scripted server: steps, functions, parallel calls, aux requests, errors, l
 
     assert.equal(srv.agentRequests().length, 5);
     assert.deepEqual(toolNames(srv.agentRequests()[0].body), ["bash"]);
-    const logged = fs.readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const logged = fs
+      .readFileSync(log, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     assert.equal(logged.filter((l) => l.method).length, srv.requests.length);
   } finally {
     await srv.close();

@@ -9,14 +9,24 @@ import { engineModule } from "../../npm/js/wasm.js";
 
 const stateDir = mkdtempSync(join(tmpdir(), "sc-api-"));
 let sessions = 0;
-const open = (config = {}) => createCompactor({ sessionId: `api-test-${++sessions}`, stateDir, config });
+const open = (config = {}) =>
+  createCompactor({ sessionId: `api-test-${++sessions}`, stateDir, config });
 
 const MALFORMED = {
   "missing role": [{ content: "hi" }],
-  "tool result for an unknown call": [{ role: "user", content: "task" }, { role: "tool", tool_call_id: "ghost", content: "out" }],
+  "tool result for an unknown call": [
+    { role: "user", content: "task" },
+    { role: "tool", tool_call_id: "ghost", content: "out" },
+  ],
   "non-string content": [{ role: "user", content: 42 }],
   "tool_calls of the wrong type": [{ role: "assistant", content: null, tool_calls: { id: "x" } }],
-  "arguments of the wrong type": [{ role: "assistant", content: null, tool_calls: [{ id: "x", type: "function", function: { name: "f", arguments: {} } }] }],
+  "arguments of the wrong type": [
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "x", type: "function", function: { name: "f", arguments: {} } }],
+    },
+  ],
   "a message that is not an object": ["hello"],
 };
 const CODES = {
@@ -49,7 +59,11 @@ for (const [what, messages] of Object.entries(MALFORMED)) {
     const input = structuredClone(messages);
     const { messages: out, stats, sources } = await c.transform(input, { format: "openai" });
     assert.equal(out, input, "the very same array");
-    assert.deepEqual(sources, input.map((_, i) => i), "each message is its own source");
+    assert.deepEqual(
+      sources,
+      input.map((_, i) => i),
+      "each message is its own source",
+    );
     assert.deepEqual(out, messages, "unchanged");
     assert.equal(stats.fail_open, true);
     assert.equal(stats.error.code, CODES[what]);
@@ -65,9 +79,15 @@ test("bad arguments get codes too", async () => {
   const c = await open();
   await assert.rejects(c.transform("nope", { strict: true }), { code: "E_ARG" });
   await assert.rejects(c.transform([], { format: "gemini", strict: true }), { code: "E_FORMAT" });
-  await assert.rejects(c.transform([{ role: "user", content: 1n }], { strict: true }), { code: "E_ARG" });
+  await assert.rejects(c.transform([{ role: "user", content: 1n }], { strict: true }), {
+    code: "E_ARG",
+  });
   for (const sessionId of ["../etc", "a/b", "", "x\u0000y", ".hidden", "x".repeat(200), 42]) {
-    await assert.rejects(createCompactor({ sessionId, stateDir }), { code: "E_BAD_ID" }, String(sessionId));
+    await assert.rejects(
+      createCompactor({ sessionId, stateDir }),
+      { code: "E_BAD_ID" },
+      String(sessionId),
+    );
   }
 });
 
@@ -85,22 +105,50 @@ test("an error on the JS side fails that request open and keeps the wasm instanc
 
 test("compression, pointer and thinking strip in the anthropic format", async () => {
   const c = await open({ trimAtTokens: 2000, compressOverTokens: 300 });
-  const big = Array.from({ length: 400 }, (_, i) => `line ${i}: status=ok value=${i * 3}`).join("\n");
+  const big = Array.from({ length: 400 }, (_, i) => `line ${i}: status=ok value=${i * 3}`).join(
+    "\n",
+  );
   const msgs = [{ role: "user", content: "fix the bug", extra: { kept: true } }];
   for (let i = 0; i < 12; i++) {
-    msgs.push({ role: "assistant", content: [{ type: "thinking", thinking: `hm ${i}`, signature: `s${i}` }, { type: "tool_use", id: `t${i}`, name: "bash", input: { command: `step ${i}` } }] });
-    msgs.push({ role: "user", content: [{ type: "tool_result", tool_use_id: `t${i}`, content: i === 11 ? big : `ok ${i} `.repeat(40) }] });
+    msgs.push({
+      role: "assistant",
+      content: [
+        { type: "thinking", thinking: `hm ${i}`, signature: `s${i}` },
+        { type: "tool_use", id: `t${i}`, name: "bash", input: { command: `step ${i}` } },
+      ],
+    });
+    msgs.push({
+      role: "user",
+      content: [
+        {
+          type: "tool_result",
+          tool_use_id: `t${i}`,
+          content: i === 11 ? big : `ok ${i} `.repeat(40),
+        },
+      ],
+    });
   }
-  const { messages: out, stats } = await c.transform(msgs, { format: "anthropic", model: "claude-x" });
+  const { messages: out, stats } = await c.transform(msgs, {
+    format: "anthropic",
+    model: "claude-x",
+  });
   assert.equal(stats.trimmed, true);
   assert.equal(stats.compressed, 1);
   assert.ok(stats.after_tokens < stats.before_tokens);
   assert.equal(out[0].extra.kept, true);
-  assert.match(out[0].content[0].text, /^\[smarter-compact\] This session continues\. \d+ earlier messages/);
+  assert.match(
+    out[0].content[0].text,
+    /^\[smarter-compact\] This session continues\. \d+ earlier messages/,
+  );
   assert.equal(out[0].content[1].text, "fix the bug");
   const last = out.at(-1).content[0];
-  assert.match(last.content, /^\[smarter-compact\] output compressed: 400 lines, ≈\d+ tokens\. Full text: smart_compact_get\(id="[0-9a-f]{16}"\)/);
-  const thinking = out.filter((m) => m.role === "assistant" && m.content.some((b) => b.type === "thinking"));
+  assert.match(
+    last.content,
+    /^\[smarter-compact\] output compressed: 400 lines, ≈\d+ tokens\. Full text: smart_compact_get\(id="[0-9a-f]{16}"\)/,
+  );
+  const thinking = out.filter(
+    (m) => m.role === "assistant" && m.content.some((b) => b.type === "thinking"),
+  );
   assert.equal(thinking.length, 1, "only the latest assistant message keeps its signed thinking");
   assert.equal(thinking[0], out.at(-2), "and it is that same object, untouched");
 });
@@ -109,7 +157,11 @@ test("compactNow forces a trim on the next request", async () => {
   const c = await open();
   const msgs = [{ role: "user", content: "task" }];
   for (let i = 0; i < 10; i++) {
-    msgs.push({ role: "assistant", content: null, tool_calls: [{ id: `c${i}`, type: "function", function: { name: "bash", arguments: "{}" } }] });
+    msgs.push({
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: `c${i}`, type: "function", function: { name: "bash", arguments: "{}" } }],
+    });
     msgs.push({ role: "tool", tool_call_id: `c${i}`, content: `output ${i} `.repeat(100) });
   }
   assert.equal((await c.transform(msgs)).stats.trimmed, false);

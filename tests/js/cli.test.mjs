@@ -26,14 +26,32 @@ describe("status", () => {
     assert.equal(r.code, 0, r.stderr);
     const lines = r.stdout.trim().split("\n");
     assert.match(lines[0], /sessions in .*context\/sessions/);
-    for (const h of ["session", "messages", "trims", "requests", "tokens before→after", "saved", "fail-opens", "last activity"]) assert.ok(lines[1].includes(h), h);
+    for (const h of [
+      "session",
+      "messages",
+      "trims",
+      "requests",
+      "tokens before→after",
+      "saved",
+      "fail-opens",
+      "last activity",
+    ])
+      assert.ok(lines[1].includes(h), h);
     assert.equal(lines.length, 4);
     assert.ok(lines[2].startsWith(B) && lines[3].startsWith(A), r.stdout);
     const cols = lines[3].split(/\s{2,}/);
     const u = a.status.usage;
-    assert.deepEqual(cols.slice(0, 4), [A, String(a.status.messages), String(a.status.trims), String(u.requests)]);
+    assert.deepEqual(cols.slice(0, 4), [
+      A,
+      String(a.status.messages),
+      String(a.status.trims),
+      String(u.requests),
+    ]);
     assert.equal(cols[4], `${k1(u.before_tokens)} → ${k1(u.after_tokens)}`);
-    assert.equal(cols[5], `${((100 * (u.before_tokens - u.after_tokens)) / u.before_tokens).toFixed(1)}%`);
+    assert.equal(
+      cols[5],
+      `${((100 * (u.before_tokens - u.after_tokens)) / u.before_tokens).toFixed(1)}%`,
+    );
     assert.equal(cols[6], "0");
     assert.match(cols[7], /^\d{4}-\d\d-\d\d \d\d:\d\d$/);
   });
@@ -43,7 +61,10 @@ describe("status", () => {
     assert.equal(r.code, 0, r.stderr);
     const j = JSON.parse(r.stdout);
     assert.equal(j.state_dir, STATE);
-    assert.deepEqual(j.sessions.map((s) => s.session), [B, A]);
+    assert.deepEqual(
+      j.sessions.map((s) => s.session),
+      [B, A],
+    );
     const row = j.sessions[1];
     assert.equal(row.messages, a.status.messages);
     assert.equal(row.trims, a.status.trims);
@@ -60,7 +81,10 @@ describe("status", () => {
     const r = run(["status", "--session", A, "--state-dir", STATE]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, new RegExp(`session ${A}`));
-    assert.match(r.stdout, new RegExp(`messages stored: ${a.status.messages}; trims: ${a.status.trims}`));
+    assert.match(
+      r.stdout,
+      new RegExp(`messages stored: ${a.status.messages}; trims: ${a.status.trims}`),
+    );
     const j = JSON.parse(run(["status", "--session", A, "--json", "--state-dir", STATE]).stdout);
     assert.equal(j.session_id, A);
     assert.equal(j.usage.requests, a.status.usage.requests);
@@ -72,7 +96,10 @@ describe("status", () => {
     const r = run(["status", "--state-dir", empty]);
     assert.equal(r.code, 0);
     assert.match(r.stdout, /^no sessions yet in /);
-    assert.deepEqual(JSON.parse(run(["status", "--json", "--state-dir", empty]).stdout).sessions, []);
+    assert.deepEqual(
+      JSON.parse(run(["status", "--json", "--state-dir", empty]).stdout).sessions,
+      [],
+    );
   });
 
   test("an unknown session is an error, and no store is created for it", () => {
@@ -91,7 +118,8 @@ describe("context set / show", () => {
     const dir = tempDir();
     const file = join(dir, "context", "config.toml");
     mkdirSync(join(dir, "context"));
-    const original = "# my thresholds — keep this comment\n[context_proxy]\ntrim_to_fraction = 0.3\n\n[context_proxy.trim_at]\nhaiku = 95000\n";
+    const original =
+      "# my thresholds — keep this comment\n[context_proxy]\ntrim_to_fraction = 0.3\n\n[context_proxy.trim_at]\nhaiku = 95000\n";
     writeFileSync(file, original);
     const set = run(["context", "set", "claude-sonnet-*", "180000", "--state-dir", dir]);
     assert.equal(set.code, 0, set.stderr);
@@ -112,7 +140,10 @@ describe("context set / show", () => {
 
     const change = run(["context", "set", "haiku", "90000", "--state-dir", dir]);
     assert.match(change.stdout, /- haiku = 95000\n\s+\+ haiku = 90000/);
-    assert.equal(JSON.parse(run(["context", "show", "--json", "--state-dir", dir]).stdout).trim_at.haiku, 90000);
+    assert.equal(
+      JSON.parse(run(["context", "show", "--json", "--state-dir", dir]).stdout).trim_at.haiku,
+      90000,
+    );
 
     const before = readFileSync(file, "utf8");
     const again = run(["context", "set", "haiku", "90000", "--state-dir", dir]);
@@ -125,13 +156,19 @@ describe("context set / show", () => {
     const dir = join(tempDir(), "fresh");
     const r = run(["context", "set", "default", "100000", "--state-dir", dir]);
     assert.equal(r.code, 0, r.stderr);
-    assert.equal(readFileSync(join(dir, "context", "config.toml"), "utf8"), "[context_proxy.trim_at]\ndefault = 100000\n");
+    assert.equal(
+      readFileSync(join(dir, "context", "config.toml"), "utf8"),
+      "[context_proxy.trim_at]\ndefault = 100000\n",
+    );
     const notNumber = run(["context", "set", "default", "12k", "--state-dir", dir]);
     assert.equal(notNumber.code, 2);
     const tooSmall = run(["context", "set", "default", "5", "--state-dir", dir]);
     assert.equal(tooSmall.code, 1);
     assert.match(tooSmall.stderr, /^smarter-compact: E_ARG: /);
-    assert.equal(readFileSync(join(dir, "context", "config.toml"), "utf8"), "[context_proxy.trim_at]\ndefault = 100000\n");
+    assert.equal(
+      readFileSync(join(dir, "context", "config.toml"), "utf8"),
+      "[context_proxy.trim_at]\ndefault = 100000\n",
+    );
     assert.equal(run(["context", "set", "default", "--state-dir", dir]).code, 2);
     assert.equal(run(["context", "frob"]).code, 2);
   });
@@ -140,7 +177,11 @@ describe("context set / show", () => {
     const show = JSON.parse(run(["context", "show", "--json", "--state-dir", tempDir()]).stdout);
     assert.equal(show.config_file_exists, false);
     assert.deepEqual(show.trim_at, { haiku: 95000, default: 125000 });
-    const env = JSON.parse(run(["context", "show", "--json", "--state-dir", tempDir()], { env: { CONTEXT_TRIM_AT_TOKENS: "50000" } }).stdout);
+    const env = JSON.parse(
+      run(["context", "show", "--json", "--state-dir", tempDir()], {
+        env: { CONTEXT_TRIM_AT_TOKENS: "50000" },
+      }).stdout,
+    );
     assert.equal(env.trim_at_override, 50000);
   });
 });
@@ -174,7 +215,11 @@ describe("enable / disable", () => {
     const errors = [];
     const cfg = parseJsonc(enabled, errors, { allowTrailingComma: true });
     assert.deepEqual(errors, []);
-    assert.deepEqual(cfg.plugin, ["opencode-wakatime", "file:///home/me/my-plugin.js", OPENCODE_ENTRY]);
+    assert.deepEqual(cfg.plugin, [
+      "opencode-wakatime",
+      "file:///home/me/my-plugin.js",
+      OPENCODE_ENTRY,
+    ]);
     assert.equal(cfg.model, "anthropic/claude-sonnet-4");
     assert.ok(enabled.includes("// my OpenCode setup") && enabled.includes("// time tracking"));
 
@@ -195,7 +240,8 @@ describe("enable / disable", () => {
     const xdg = tempDir();
     mkdirSync(join(xdg, "opencode"));
     const file = join(xdg, "opencode", "opencode.jsonc");
-    const original = '{\n\t"$schema": "https://opencode.ai/config.json",\n\t"theme": "dark" // mine\n}\n';
+    const original =
+      '{\n\t"$schema": "https://opencode.ai/config.json",\n\t"theme": "dark" // mine\n}\n';
     writeFileSync(file, original);
     const env = { XDG_CONFIG_HOME: xdg };
     assert.equal(run(["enable", "opencode"], { env }).code, 0);
@@ -212,11 +258,16 @@ describe("enable / disable", () => {
     const cfg = JSON.parse(readFileSync(join(project, "opencode.json"), "utf8"));
     assert.deepEqual(cfg, { $schema: "https://opencode.ai/config.json", plugin: [OPENCODE_ENTRY] });
     assert.equal(run(["disable", "opencode", "--project", project]).code, 0);
-    assert.deepEqual(JSON.parse(readFileSync(join(project, "opencode.json"), "utf8")), { $schema: "https://opencode.ai/config.json" });
+    assert.deepEqual(JSON.parse(readFileSync(join(project, "opencode.json"), "utf8")), {
+      $schema: "https://opencode.ai/config.json",
+    });
 
     const home = tempDir();
     assert.equal(run(["enable", "opencode"], { env: { HOME: home } }).code, 0);
-    assert.deepEqual(JSON.parse(readFileSync(join(home, ".config", "opencode", "opencode.json"), "utf8")).plugin, [OPENCODE_ENTRY]);
+    assert.deepEqual(
+      JSON.parse(readFileSync(join(home, ".config", "opencode", "opencode.json"), "utf8")).plugin,
+      [OPENCODE_ENTRY],
+    );
   });
 
   test("opencode: a broken file is reported and left alone", () => {
@@ -228,13 +279,17 @@ describe("enable / disable", () => {
     assert.match(r.stderr, /^smarter-compact: E_CONFIG: .*not valid JSON/);
     assert.equal(readFileSync(join(project, "opencode.json"), "utf8"), broken);
     writeFileSync(join(project, "opencode.json"), '{"plugin": "one"}');
-    assert.match(run(["enable", "opencode", "--project", project]).stderr, /E_CONFIG: .*"plugin" is not an array/);
+    assert.match(
+      run(["enable", "opencode", "--project", project]).stderr,
+      /E_CONFIG: .*"plugin" is not an array/,
+    );
   });
 
   test("pi: settings.json with other extensions comes back byte for byte", () => {
     const agent = tempDir();
     const file = join(agent, "settings.json");
-    const original = '{\n    "defaultProvider": "anthropic",\n    "extensions": ["/home/me/ext/todo.ts"],\n    "packages": []\n}\n';
+    const original =
+      '{\n    "defaultProvider": "anthropic",\n    "extensions": ["/home/me/ext/todo.ts"],\n    "packages": []\n}\n';
     writeFileSync(file, original);
     const env = { PI_CODING_AGENT_DIR: agent };
     const on = run(["enable", "pi"], { env });
@@ -253,7 +308,10 @@ describe("enable / disable", () => {
     assert.match(run(["disable", "pi"], { env: { HOME: home } }).stdout, /does not exist/);
     assert.equal(existsSync(join(home, ".pi")), false);
     assert.equal(run(["enable", "pi"], { env: { HOME: home } }).code, 0);
-    assert.deepEqual(JSON.parse(readFileSync(join(home, ".pi", "agent", "settings.json"), "utf8")), { extensions: [PI_ENTRY] });
+    assert.deepEqual(
+      JSON.parse(readFileSync(join(home, ".pi", "agent", "settings.json"), "utf8")),
+      { extensions: [PI_ENTRY] },
+    );
   });
 
   test("usage errors", () => {
@@ -265,20 +323,41 @@ describe("enable / disable", () => {
 
 describe("search / sql / get", () => {
   test("search prints the tool's text", () => {
-    const r = run(["search", A, "MultiValueField", "--scope", "all", "--limit", "2", "--state-dir", STATE]);
+    const r = run([
+      "search",
+      A,
+      "MultiValueField",
+      "--scope",
+      "all",
+      "--limit",
+      "2",
+      "--state-dir",
+      STATE,
+    ]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^<smarter-compact-results untrusted="true">/);
     assert.match(r.stdout, /\[1\] message \d+ .*\n.*MultiValueField/);
     assert.match(r.stdout, /\[2\] /);
     assert.doesNotMatch(r.stdout, /\[3\] /);
-    const j = JSON.parse(run(["search", A, "MultiValueField", "--scope", "all", "--json", "--state-dir", STATE]).stdout);
+    const j = JSON.parse(
+      run(["search", A, "MultiValueField", "--scope", "all", "--json", "--state-dir", STATE])
+        .stdout,
+    );
     assert.ok(j.hits.length > 2 && j.hits.every((h) => h.snippet.includes("MultiValueField")));
-    const trimmed = JSON.parse(run(["search", A, "MultiValueField", "--json", "--state-dir", STATE]).stdout);
+    const trimmed = JSON.parse(
+      run(["search", A, "MultiValueField", "--json", "--state-dir", STATE]).stdout,
+    );
     assert.ok(trimmed.hits.every((h) => h.in_context === false));
   });
 
   test("sql runs one read-only query; a write is refused with its code", () => {
-    const r = run(["sql", A, "SELECT count(*) AS n, sum(in_context = 0) AS trimmed FROM messages", "--state-dir", STATE]);
+    const r = run([
+      "sql",
+      A,
+      "SELECT count(*) AS n, sum(in_context = 0) AS trimmed FROM messages",
+      "--state-dir",
+      STATE,
+    ]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /n \| trimmed\n(\d+) \| (\d+)\n\(1 row/);
     const [, n, trimmed] = /\n(\d+) \| (\d+)\n/.exec(r.stdout);
@@ -291,13 +370,18 @@ describe("search / sql / get", () => {
   });
 
   test("get pages a compressed output and reads a message", () => {
-    const ids = JSON.parse(run(["sql", A, "SELECT id, lines FROM blobs ORDER BY seq", "--json", "--state-dir", STATE]).stdout);
+    const ids = JSON.parse(
+      run(["sql", A, "SELECT id, lines FROM blobs ORDER BY seq", "--json", "--state-dir", STATE])
+        .stdout,
+    );
     assert.equal(ids.rows.length, 2);
     const [id, lines] = ids.rows[0];
     const r = run(["get", A, id, "--start", "3", "--end", "7", "--state-dir", STATE]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, new RegExp(`\\[smart_compact_get id=${id} lines 3–7 of ${lines}\\]`));
-    const j = JSON.parse(run(["get", A, id, "--start", "3", "--end", "7", "--json", "--state-dir", STATE]).stdout);
+    const j = JSON.parse(
+      run(["get", A, id, "--start", "3", "--end", "7", "--json", "--state-dir", STATE]).stdout,
+    );
     assert.deepEqual([j.page.start_line, j.page.end_line, j.page.total_lines], [3, 7, lines]);
     const msg = run(["get", A, "8", "--state-dir", STATE]);
     assert.match(msg.stdout, /966:class MultiValueField\(Field\):/);
@@ -307,7 +391,15 @@ describe("search / sql / get", () => {
   });
 
   test("usage errors exit 2, failures exit 1", () => {
-    for (const args of [["search", A], ["sql", A], ["get", A], ["get", A, "8", "--start", "x"], ["search", A, "q", "--scope", "some"], ["search", A, "q", "--bogus"], ["status", "extra"]]) {
+    for (const args of [
+      ["search", A],
+      ["sql", A],
+      ["get", A],
+      ["get", A, "8", "--start", "x"],
+      ["search", A, "q", "--scope", "some"],
+      ["search", A, "q", "--bogus"],
+      ["status", "extra"],
+    ]) {
       const r = run([...args, "--state-dir", STATE]);
       assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
       assert.match(r.stderr, /^smarter-compact: /);
@@ -324,7 +416,18 @@ describe("help and the demo", () => {
       const r = run(args);
       assert.equal(r.code, 0);
       assert.match(r.stdout, /^usage: smarter-compact <command>/);
-      for (const c of ["status", "context set", "enable opencode|pi", "search", "sql", "get", "mcp", "rpc", "demo"]) assert.ok(r.stdout.includes(c), c);
+      for (const c of [
+        "status",
+        "context set",
+        "enable opencode|pi",
+        "search",
+        "sql",
+        "get",
+        "mcp",
+        "rpc",
+        "demo",
+      ])
+        assert.ok(r.stdout.includes(c), c);
     }
     const bad = run(["frobnicate"]);
     assert.equal(bad.code, 2);
@@ -335,7 +438,10 @@ describe("help and the demo", () => {
   test("demo still replays the bundled session", () => {
     const r = run(["demo"]);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /^smarter-compact demo: psf__requests-1142, 144 messages, trim_at 16000 tokens/);
+    assert.match(
+      r.stdout,
+      /^smarter-compact demo: psf__requests-1142, 144 messages, trim_at 16000 tokens/,
+    );
     assert.match(r.stdout, /requests 72, trims \d+, tool results compressed \d+, fail-opens 0/);
   });
 });

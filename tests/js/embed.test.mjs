@@ -9,7 +9,9 @@ import { after, before, test } from "node:test";
 import { createEmbedder, DIM } from "../../npm/js/embedder.js";
 
 const data = new URL("../data/", import.meta.url);
-const reference = JSON.parse(readFileSync(new URL("embeddings/minilm_reference.json", data), "utf8"));
+const reference = JSON.parse(
+  readFileSync(new URL("embeddings/minilm_reference.json", data), "utf8"),
+);
 
 const dot = (a, b) => a.reduce((s, x, i) => s + x * b[i], 0);
 const norm = (a) => Math.sqrt(dot(a, a));
@@ -40,7 +42,9 @@ test("the 40 reference texts match sentence-transformers (cos >= 0.999)", async 
   c.forEach((x, i) => assert.ok(x >= 0.999, `text ${i}: cos ${x}`));
   const min = Math.min(...c);
   const mean = c.reduce((s, x) => s + x, 0) / c.length;
-  console.log(`wasm: 40 reference texts, cos min ${min.toFixed(7)} (1 - min ${(1 - min).toExponential(1)}) mean ${mean.toFixed(7)}`);
+  console.log(
+    `wasm: 40 reference texts, cos min ${min.toFixed(7)} (1 - min ${(1 - min).toExponential(1)}) mean ${mean.toFixed(7)}`,
+  );
   // One at a time through the queue gives the same vectors as the batched call.
   const single = await Promise.all(reference.texts.slice(0, 6).map((t) => embedder.embed([t])));
   single.forEach(([v], i) => assert.ok(cos(v, vectors[i]) > 0.99999, `text ${i}: single vs batch`));
@@ -73,10 +77,15 @@ test("an unreadable model rejects with E_EMBED", async () => {
 test('search mode "hybrid" embeds the whole backlog first; without a model it is an error, not full-text', async () => {
   const { createCompactor } = await import("../../npm/js/index.js");
   const stateDir = mkdtempSync(join(tmpdir(), "sc-hybrid-"));
-  const { messages } = JSON.parse(readFileSync(new URL("sessions/swe-traj/django__django-11087.json", data), "utf8"));
+  const { messages } = JSON.parse(
+    readFileSync(new URL("sessions/swe-traj/django__django-11087.json", data), "utf8"),
+  );
   const c = await createCompactor({ sessionId: "forced", stateDir, embedder });
   await c.transform(messages, { model: "test" });
-  const found = await c.search("the failing test and the traceback", { scope: "all", mode: "hybrid" });
+  const found = await c.search("the failing test and the traceback", {
+    scope: "all",
+    mode: "hybrid",
+  });
   assert.equal(found.mode, "hybrid");
   assert.ok(found.coverage.chunks > 50, `${found.coverage.chunks} chunks`);
   assert.equal(found.coverage.embedded, found.coverage.chunks, "every chunk has its vector");
@@ -84,6 +93,10 @@ test('search mode "hybrid" embeds the whole backlog first; without a model it is
   const none = await createCompactor({ sessionId: "no-model", stateDir, embedder: false });
   await none.transform(messages.slice(0, 4), { model: "test" });
   await assert.rejects(none.search("traceback", { mode: "hybrid" }), { code: "E_NO_MODEL" });
-  assert.equal((await none.search("traceback", { scope: "all" })).mode, "fts", "auto falls back to full-text");
+  assert.equal(
+    (await none.search("traceback", { scope: "all" })).mode,
+    "fts",
+    "auto falls back to full-text",
+  );
   await none.close();
 });

@@ -9,15 +9,22 @@ import { run, tempDir } from "./helpers/cli.mjs";
 const PORT = String(41_000 + (process.pid % 2000));
 
 function env(home) {
-  return { HOME: home, SMARTER_COMPACT_STATE_DIR: join(home, "state"), CONTEXT_PROXY_PORT: PORT, CODEX_HOME: join(home, ".codex") };
+  return {
+    HOME: home,
+    SMARTER_COMPACT_STATE_DIR: join(home, "state"),
+    CONTEXT_PROXY_PORT: PORT,
+    CODEX_HOME: join(home, ".codex"),
+  };
 }
 
 test("enable claude, again, then disable: settings and MCP config back byte for byte", () => {
   const home = tempDir("sc-claude-");
   const e = env(home);
   mkdirSync(join(home, ".claude"), { recursive: true });
-  const settings = '{\n  "model": "opus",\n  "env": {\n    "DISABLE_TELEMETRY": "1"\n  },\n  "permissions": {\n    "allow": ["Bash(npm test:*)"]\n  }\n}\n';
-  const claudeJson = '{\n  "numStartups": 7,\n  "mcpServers": {\n    "other": { "type": "stdio", "command": "other-mcp" }\n  }\n}\n';
+  const settings =
+    '{\n  "model": "opus",\n  "env": {\n    "DISABLE_TELEMETRY": "1"\n  },\n  "permissions": {\n    "allow": ["Bash(npm test:*)"]\n  }\n}\n';
+  const claudeJson =
+    '{\n  "numStartups": 7,\n  "mcpServers": {\n    "other": { "type": "stdio", "command": "other-mcp" }\n  }\n}\n';
   writeFileSync(join(home, ".claude", "settings.json"), settings);
   writeFileSync(join(home, ".claude.json"), claudeJson);
   try {
@@ -45,15 +52,27 @@ test("enable codex, again, then disable: config.toml back byte for byte; a forei
   const home = tempDir("sc-codex-");
   const e = env(home);
   mkdirSync(join(home, ".codex"), { recursive: true });
-  const config = '# my settings\nmodel = "gpt-5.5" # default\napproval_policy = "on-request"\n\n[profiles.fast]\nmodel = "gpt-5-mini"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\nargs = ["--stdio"]\n';
+  const config =
+    '# my settings\nmodel = "gpt-5.5" # default\napproval_policy = "on-request"\n\n[profiles.fast]\nmodel = "gpt-5-mini"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\nargs = ["--stdio"]\n';
   const file = join(home, ".codex", "config.toml");
   writeFileSync(file, config);
   try {
     assert.equal(run(["enable", "codex"], { env: e }).code, 0);
     const text = readFileSync(file, "utf8");
-    assert.ok(text.startsWith('# my settings\nmodel = "gpt-5.5" # default\napproval_policy = "on-request"\nmodel_provider = "smarter-compact"\n'), text);
-    assert.match(text, /\[model_providers\.smarter-compact\]\nname = "smarter-compact \(loopback proxy\)"\nbase_url = "http:\/\/127\.0\.0\.1:\d+\/v1"\nenv_key = "OPENAI_API_KEY"\nwire_api = "responses"/);
-    assert.match(text, /\[mcp_servers\.smarter-compact\]\ncommand = ".+"\nargs = \[".+cli\.js", "mcp", "--ensure-proxy"\]/);
+    assert.ok(
+      text.startsWith(
+        '# my settings\nmodel = "gpt-5.5" # default\napproval_policy = "on-request"\nmodel_provider = "smarter-compact"\n',
+      ),
+      text,
+    );
+    assert.match(
+      text,
+      /\[model_providers\.smarter-compact\]\nname = "smarter-compact \(loopback proxy\)"\nbase_url = "http:\/\/127\.0\.0\.1:\d+\/v1"\nenv_key = "OPENAI_API_KEY"\nwire_api = "responses"/,
+    );
+    assert.match(
+      text,
+      /\[mcp_servers\.smarter-compact\]\ncommand = ".+"\nargs = \[".+cli\.js", "mcp", "--ensure-proxy"\]/,
+    );
     assert.match(text, /\[mcp_servers\.docs\]\ncommand = "docs-mcp"/);
     assert.match(run(["enable", "codex"], { env: e }).stdout, /already enabled/);
     assert.equal(run(["disable", "codex"], { env: e }).code, 0);
@@ -95,11 +114,27 @@ test("adding then removing a property gives the same bytes back, whatever the fi
     '\uFEFF{\n    "env": {\n        "FOO": "bar"\n    }\n}\n',
   ];
   for (const t of texts) {
-    for (const path of [["env", "ANTHROPIC_BASE_URL"], ["mcpServers", "smarter-compact"], ["top"]]) {
-      const { text: added, created } = addProperty(t, path, path[0] === "mcpServers" ? { type: "stdio", args: ["x", "mcp"] } : "http://127.0.0.1:4101", "f.json");
+    for (const path of [
+      ["env", "ANTHROPIC_BASE_URL"],
+      ["mcpServers", "smarter-compact"],
+      ["top"],
+    ]) {
+      const { text: added, created } = addProperty(
+        t,
+        path,
+        path[0] === "mcpServers" ? { type: "stdio", args: ["x", "mcp"] } : "http://127.0.0.1:4101",
+        "f.json",
+      );
       const parsed = parse(added.replace(/^\uFEFF/, ""));
-      assert.ok(path.reduce((o, k) => o?.[k], parsed) !== undefined, `${JSON.stringify(t)} ${path}`);
-      assert.equal(removeProperty(added, path, "f.json", created), t, `${JSON.stringify(t)} ${path}`);
+      assert.ok(
+        path.reduce((o, k) => o?.[k], parsed) !== undefined,
+        `${JSON.stringify(t)} ${path}`,
+      );
+      assert.equal(
+        removeProperty(added, path, "f.json", created),
+        t,
+        `${JSON.stringify(t)} ${path}`,
+      );
     }
   }
 });

@@ -9,19 +9,32 @@ import { createCompactor } from "../../npm/js/index.js";
 import { loadSession, requests } from "../../npm/js/sessions.js";
 import { engineModule, instanceExports } from "../../npm/js/wasm.js";
 
-const { history } = loadSession(new URL("../data/sessions/swe-traj/django__django-11087.json", import.meta.url).pathname);
+const { history } = loadSession(
+  new URL("../data/sessions/swe-traj/django__django-11087.json", import.meta.url).pathname,
+);
 const REQS = requests(history);
 
 test("a corrupted wasm instance: that request fails open, the next one runs on a fresh instance", async () => {
   const stateDir = mkdtempSync(join(tmpdir(), "sc-trap-"));
   const ser = (m) => JSON.stringify(m);
   // Reference: the same requests with no fault.
-  const ref = await createCompactor({ sessionId: "ref", stateDir, config: { trimAtTokens: 8000 }, embedder: false });
+  const ref = await createCompactor({
+    sessionId: "ref",
+    stateDir,
+    config: { trimAtTokens: 8000 },
+    embedder: false,
+  });
   const expected = [];
   for (const r of REQS) expected.push(ser((await ref.transform(structuredClone(r))).messages));
-  const c = await createCompactor({ sessionId: "trap", stateDir, config: { trimAtTokens: 8000 }, embedder: false });
+  const c = await createCompactor({
+    sessionId: "trap",
+    stateDir,
+    config: { trimAtTokens: 8000 },
+    embedder: false,
+  });
   const k = 20;
-  for (const r of REQS.slice(0, k)) assert.equal((await c.transform(structuredClone(r))).stats.fail_open, false);
+  for (const r of REQS.slice(0, k))
+    assert.equal((await c.transform(structuredClone(r))).stats.fail_open, false);
   const before = await engineModule();
   new Uint8Array(instanceExports(before).memory.buffer).fill(0xff); // smash the whole heap
   const hit = await c.transform(structuredClone(REQS[k]));
@@ -30,8 +43,13 @@ test("a corrupted wasm instance: that request fails open, the next one runs on a
   const after = await c.transform(structuredClone(REQS[k + 1]));
   assert.equal(after.stats.fail_open, false, "the next request works");
   assert.notEqual(await engineModule(), before, "on a new instance");
-  assert.equal(ser(after.messages), expected[k + 1], "with the same bytes as without the fault (state came back from the store)");
-  for (const [i, r] of REQS.slice(k + 2).entries()) assert.equal(ser((await c.transform(structuredClone(r))).messages), expected[k + 2 + i]);
+  assert.equal(
+    ser(after.messages),
+    expected[k + 1],
+    "with the same bytes as without the fault (state came back from the store)",
+  );
+  for (const [i, r] of REQS.slice(k + 2).entries())
+    assert.equal(ser((await c.transform(structuredClone(r))).messages), expected[k + 2 + i]);
   const status = await c.status();
   assert.ok(status.fail_opens >= 1);
 });
@@ -42,7 +60,9 @@ import { fileURLToPath } from "node:url";
 import { openSqlite, sessionPath } from "../../npm/js/index.js";
 
 const WORKER = fileURLToPath(new URL("./helpers/fault-worker.mjs", import.meta.url));
-const FILE = fileURLToPath(new URL("../data/sessions/swe-traj/django__django-11087.json", import.meta.url));
+const FILE = fileURLToPath(
+  new URL("../data/sessions/swe-traj/django__django-11087.json", import.meta.url),
+);
 
 async function rows(path, sql) {
   const db = await openSqlite({ path, readonly: true });
@@ -57,16 +77,29 @@ test("two processes on one session: both go on, every message is stored once, th
   const stateDir = mkdtempSync(join(tmpdir(), "sc-two-"));
   const run = () =>
     new Promise((resolve) => {
-      const p = spawn(process.execPath, [WORKER, "replay", stateDir, FILE, "0", String(REQS.length)], { stdio: ["ignore", "pipe", "inherit"] });
+      const p = spawn(
+        process.execPath,
+        [WORKER, "replay", stateDir, FILE, "0", String(REQS.length)],
+        { stdio: ["ignore", "pipe", "inherit"] },
+      );
       let out = "";
       p.stdout.on("data", (d) => (out += d));
-      p.on("close", (code) => resolve({ code, lines: out.trim().split("\n").map((l) => JSON.parse(l)) }));
+      p.on("close", (code) =>
+        resolve({
+          code,
+          lines: out
+            .trim()
+            .split("\n")
+            .map((l) => JSON.parse(l)),
+        }),
+      );
     });
   const [a, b] = await Promise.all([run(), run()]);
   for (const r of [a, b]) {
     assert.equal(r.code, 0);
     assert.equal(r.lines.length, REQS.length, "every request answered");
-    for (const l of r.lines) if (l.failOpen) assert.equal(l.code, "E_STORE", "only a busy store may fail a request open");
+    for (const l of r.lines)
+      if (l.failOpen) assert.equal(l.code, "E_STORE", "only a busy store may fail a request open");
   }
   const path = sessionPath(stateDir, "shared");
   // Every ordinary table is sound (integrity_check cannot read contentless FTS4 tables back).
@@ -80,7 +113,9 @@ test("two processes on one session: both go on, every message is stored once, th
 
 test("a process killed while sql.js exports: the file is whole and holds every flushed message", async () => {
   const stateDir = mkdtempSync(join(tmpdir(), "sc-kill-"));
-  const p = spawn(process.execPath, [WORKER, "flushing", stateDir, FILE], { stdio: ["ignore", "pipe", "inherit"] });
+  const p = spawn(process.execPath, [WORKER, "flushing", stateDir, FILE], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   let flushed = 0;
   let buf = "";
   await new Promise((resolve) => {
@@ -117,7 +152,11 @@ test("a read-only state dir (a user who cannot write it): requests pass through,
   chmodSync(file, 0o644);
   // As root, permissions do not apply: run the check as `nobody`.
   const asRoot = process.getuid?.() === 0;
-  const res = spawnSync(asRoot ? "runuser" : process.execPath, asRoot ? ["-u", "nobody", "--", process.execPath, file] : [file], { encoding: "utf8" });
+  const res = spawnSync(
+    asRoot ? "runuser" : process.execPath,
+    asRoot ? ["-u", "nobody", "--", process.execPath, file] : [file],
+    { encoding: "utf8" },
+  );
   assert.equal(res.status, 0, res.stderr);
   const out = JSON.parse(res.stdout.trim().split("\n").at(-1));
   assert.deepEqual([out.same, out.failOpen, out.code, out.ok], [true, true, "E_STORE", false]);

@@ -21,16 +21,18 @@ const RARE_DF = 3;
 const QUERY_WORDS = 40;
 const DEPTH = 50;
 
-const wordsOf = (text) => (text.toLowerCase().match(/[a-z0-9_]+/g) ?? []);
+const wordsOf = (text) => text.toLowerCase().match(/[a-z0-9_]+/g) ?? [];
 
 /** The probes of one session: `{query, target}` with `target` the index of the tool output. */
 function probes(messages) {
   const df = new Map();
-  for (const m of messages) for (const w of new Set(wordsOf(m.content))) df.set(w, (df.get(w) ?? 0) + 1);
+  for (const m of messages)
+    for (const w of new Set(wordsOf(m.content))) df.set(w, (df.get(w) ?? 0) + 1);
   const out = [];
   for (let i = 2; i + 1 < messages.length; i++) {
     const [obs, next] = [messages[i], messages[i + 1]];
-    if (obs.role !== "user" || next.role !== "assistant" || !next.content.startsWith("THOUGHT:")) continue;
+    if (obs.role !== "user" || next.role !== "assistant" || !next.content.startsWith("THOUGHT:"))
+      continue;
     const prose = next.content.slice("THOUGHT:".length).split("```")[0];
     const shared = new Set(wordsOf(obs.content));
     const kept = (prose.match(/\S+/g) ?? [])
@@ -69,7 +71,12 @@ test("paraphrase probes: hybrid search beats full-text search in MRR on real ses
   let busyMs = 0;
   for (const name of SESSIONS) {
     const { messages } = JSON.parse(readFileSync(new URL(`${name}.json`, sessionsDir), "utf8"));
-    const c = await createCompactor({ sessionId: name, stateDir, sqlite: "better-sqlite3", embedder });
+    const c = await createCompactor({
+      sessionId: name,
+      stateDir,
+      sqlite: "better-sqlite3",
+      embedder,
+    });
     await c.transform(messages, { model: "test", format: "openai" });
     // The backlog of the whole session is embedded in the background while the loop is watched.
     const started = performance.now();
@@ -83,9 +90,13 @@ test("paraphrase probes: hybrid search beats full-text search in MRR on real ses
     clearInterval(ticker);
     busyMs += performance.now() - started;
     const { rows } = await c.sql("SELECT seq, role, text FROM messages ORDER BY seq");
-    const seqOf = new Map(rows.filter(([, role]) => role === "user").map(([seq, , text]) => [text, seq]));
+    const seqOf = new Map(
+      rows.filter(([, role]) => role === "user").map(([seq, , text]) => [text, seq]),
+    );
     const outputSeqs = new Set(seqOf.values());
-    const { rows: cov } = await c.sql("SELECT count(*) FROM chunks JOIN vectors USING (hash) WHERE vec IS NOT NULL");
+    const { rows: cov } = await c.sql(
+      "SELECT count(*) FROM chunks JOIN vectors USING (hash) WHERE vec IS NOT NULL",
+    );
     embedded += cov[0][0];
     for (const p of probes(messages)) {
       const target = seqOf.get(messages[p.target].content);

@@ -10,11 +10,15 @@ const JS = fileURLToPath(new URL("../../js/", import.meta.url));
 
 /** Every .js file under js/, with the relative modules it imports or re-exports. */
 function graph() {
-  const files = readdirSync(JS, { recursive: true }).filter((f) => f.endsWith(".js")).map((f) => join(JS, f));
+  const files = readdirSync(JS, { recursive: true })
+    .filter((f) => f.endsWith(".js"))
+    .map((f) => join(JS, f));
   const edges = new Map();
   for (const f of files) {
     const src = readFileSync(f, "utf8");
-    const deps = [...src.matchAll(/^\s*(?:import|export)\b[^;]*?\bfrom\s+"(\.{1,2}\/[^"]+)"/gms)].map((m) => resolve(dirname(f), m[1]));
+    const deps = [
+      ...src.matchAll(/^\s*(?:import|export)\b[^;]*?\bfrom\s+"(\.{1,2}\/[^"]+)"/gms),
+    ].map((m) => resolve(dirname(f), m[1]));
     edges.set(f, deps);
   }
   return edges;
@@ -43,13 +47,21 @@ test("the proxy does not import a host plugin", () => {
   const edges = graph();
   for (const [f, deps] of edges) {
     if (!relative(JS, f).startsWith("proxy")) continue;
-    for (const d of deps) assert.ok(!relative(JS, d).startsWith("hosts"), `${relative(JS, f)} imports ${relative(JS, d)}`);
+    for (const d of deps)
+      assert.ok(
+        !relative(JS, d).startsWith("hosts"),
+        `${relative(JS, f)} imports ${relative(JS, d)}`,
+      );
   }
 });
 
 test("the engine wasm has no TOML editor; the CLI's edit build has only that", () => {
-  const wasm = (dir) => readFileSync(fileURLToPath(new URL(`../../npm/${dir}/smarter_compact_bg.wasm`, import.meta.url)));
-  const exportsOf = (bytes) => WebAssembly.Module.exports(new WebAssembly.Module(bytes)).map((e) => e.name);
+  const wasm = (dir) =>
+    readFileSync(
+      fileURLToPath(new URL(`../../npm/${dir}/smarter_compact_bg.wasm`, import.meta.url)),
+    );
+  const exportsOf = (bytes) =>
+    WebAssembly.Module.exports(new WebAssembly.Module(bytes)).map((e) => e.name);
   const engine = exportsOf(wasm("pkg"));
   const edit = exportsOf(wasm("pkg-edit"));
   for (const name of ["setTrimAt", "tomlSet", "tomlRemove"]) {

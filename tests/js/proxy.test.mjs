@@ -43,7 +43,12 @@ async function upstream(reply) {
 }
 
 async function withProxy(up, fn, config = { trimAtTokens: 3000 }) {
-  const proxy = await startProxy({ port: 0, upstreams: { anthropic: up.url, openai: `${up.url}/v1` }, stateDir: mkdtempSync(join(tmpdir(), "sc-proxy-")), config });
+  const proxy = await startProxy({
+    port: 0,
+    upstreams: { anthropic: up.url, openai: `${up.url}/v1` },
+    stateDir: mkdtempSync(join(tmpdir(), "sc-proxy-")),
+    config,
+  });
   try {
     return await fn(`http://127.0.0.1:${proxy.port}`, proxy);
   } finally {
@@ -52,23 +57,63 @@ async function withProxy(up, fn, config = { trimAtTokens: 3000 }) {
 }
 
 const post = (url, body, headers = {}) =>
-  fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: typeof body === "string" || body instanceof Uint8Array ? body : JSON.stringify(body) });
+  fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: typeof body === "string" || body instanceof Uint8Array ? body : JSON.stringify(body),
+  });
 
 /** A long Claude-Code-like conversation: system blocks with cache_control, tools, thinking. */
 function claudeBody(turns) {
-  const messages = [{ role: "user", content: [{ type: "text", text: "<system-reminder>attribution</system-reminder>" }, { type: "text", text: "fix the failing test" }] }, { role: "system", content: "# Environment\ncwd: /repo" }];
+  const messages = [
+    {
+      role: "user",
+      content: [
+        { type: "text", text: "<system-reminder>attribution</system-reminder>" },
+        { type: "text", text: "fix the failing test" },
+      ],
+    },
+    { role: "system", content: "# Environment\ncwd: /repo" },
+  ];
   for (let k = 0; k < turns; k++) {
-    messages.push({ role: "assistant", content: [{ type: "thinking", thinking: `think ${k}`, signature: `sig-${k}` }, { type: "tool_use", id: `tu_${k}`, name: "Bash", input: { command: `make test ${k}` } }] });
-    messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: `tu_${k}`, content: `line of output ${k}\n`.repeat(k === 2 ? 800 : 40) }] });
+    messages.push({
+      role: "assistant",
+      content: [
+        { type: "thinking", thinking: `think ${k}`, signature: `sig-${k}` },
+        { type: "tool_use", id: `tu_${k}`, name: "Bash", input: { command: `make test ${k}` } },
+      ],
+    });
+    messages.push({
+      role: "user",
+      content: [
+        {
+          type: "tool_result",
+          tool_use_id: `tu_${k}`,
+          content: `line of output ${k}\n`.repeat(k === 2 ? 800 : 40),
+        },
+      ],
+    });
   }
   messages.at(-1).content.at(-1).cache_control = { type: "ephemeral" };
   return {
     model: "claude-sonnet-x",
     max_tokens: 32000,
     stream: true,
-    system: [{ type: "text", text: "x-anthropic-billing-header: cc_version=2.1.332.0b8; cc_entrypoint=sdk-cli;" }, { type: "text", text: "You are a Claude agent.", cache_control: { type: "ephemeral" } }],
-    tools: [{ name: "Bash", description: "run", input_schema: { type: "object", properties: { command: { type: "string" } } } }],
-    metadata: { user_id: "{\"session_id\":\"abc\"}" },
+    system: [
+      {
+        type: "text",
+        text: "x-anthropic-billing-header: cc_version=2.1.332.0b8; cc_entrypoint=sdk-cli;",
+      },
+      { type: "text", text: "You are a Claude agent.", cache_control: { type: "ephemeral" } },
+    ],
+    tools: [
+      {
+        name: "Bash",
+        description: "run",
+        input_schema: { type: "object", properties: { command: { type: "string" } } },
+      },
+    ],
+    metadata: { user_id: '{"session_id":"abc"}' },
     thinking: { type: "adaptive" },
     messages,
   };
@@ -78,24 +123,44 @@ test("Anthropic: trimmed and compressed; system, tools, other fields and headers
   const up = await upstream();
   await withProxy(up, async (base) => {
     const body = claudeBody(30);
-    const headers = { "anthropic-version": "2023-06-01", "anthropic-beta": "claude-code-20250219,interleaved-thinking-2025-05-14", "x-api-key": "sk-test-secret", "x-claude-code-session-id": "s-1" };
+    const headers = {
+      "anthropic-version": "2023-06-01",
+      "anthropic-beta": "claude-code-20250219,interleaved-thinking-2025-05-14",
+      "x-api-key": "sk-test-secret",
+      "x-claude-code-session-id": "s-1",
+    };
     const r = await post(`${base}/v1/messages?beta=true`, body, headers);
     assert.equal(r.status, 200);
     const got = up.seen.at(-1);
     assert.equal(got.url, "/v1/messages?beta=true");
     for (const [k, v] of Object.entries(headers)) assert.equal(got.headers[k], v, k);
-    for (const k of ["model", "max_tokens", "stream", "system", "tools", "metadata", "thinking"]) assert.equal(JSON.stringify(got.body[k]), JSON.stringify(body[k]), k);
+    for (const k of ["model", "max_tokens", "stream", "system", "tools", "metadata", "thinking"])
+      assert.equal(JSON.stringify(got.body[k]), JSON.stringify(body[k]), k);
     assert.deepEqual(Object.keys(got.body), Object.keys(body), "top-level key order kept");
     assert.ok(got.body.messages.length < body.messages.length, "trimmed");
     const text = JSON.stringify(got.body.messages);
     assert.match(text, /\[smarter-compact\] This session continues\./);
-    assert.equal(got.body.messages.at(-1).content.at(-1).cache_control.type, "ephemeral", "the rolling breakpoint stays on the last block");
+    assert.equal(
+      got.body.messages.at(-1).content.at(-1).cache_control.type,
+      "ephemeral",
+      "the rolling breakpoint stays on the last block",
+    );
     const breakpoints = (JSON.stringify(got.body).match(/"cache_control"/g) ?? []).length;
     assert.ok(breakpoints <= 4, `${breakpoints} cache_control markers`);
-    const signed = got.body.messages.filter((m) => m.role === "assistant" && m.content.some((b) => b.type === "thinking"));
+    const signed = got.body.messages.filter(
+      (m) => m.role === "assistant" && m.content.some((b) => b.type === "thinking"),
+    );
     assert.ok(signed.length >= 1);
-    assert.equal(signed.at(-1).content[0].signature, body.messages.at(-2).content[0].signature, "the latest thinking keeps its signature");
-    assert.equal(got.body.messages.find((m) => m.role === "system")?.content, "# Environment\ncwd: /repo", "mid-conversation system message kept");
+    assert.equal(
+      signed.at(-1).content[0].signature,
+      body.messages.at(-2).content[0].signature,
+      "the latest thinking keeps its signature",
+    );
+    assert.equal(
+      got.body.messages.find((m) => m.role === "system")?.content,
+      "# Environment\ncwd: /repo",
+      "mid-conversation system message kept",
+    );
     // The next request (one more exchange) extends the previous one byte for byte.
     const next = claudeBody(31);
     await post(`${base}/v1/messages?beta=true`, next, headers);
@@ -104,7 +169,12 @@ test("Anthropic: trimmed and compressed; system, tools, other fields and headers
     const strip = (s) => s.replace(/,"cache_control":\{"type":"ephemeral"\}/g, "");
     const rawA = strip(up.seen.at(-2).raw.toString());
     const rawB = strip(up.seen.at(-1).raw.toString());
-    const arrayA = '"messages":[' + up.seen.at(-2).body.messages.map((m) => strip(JSON.stringify(m))).join(",");
+    const arrayA =
+      '"messages":[' +
+      up.seen
+        .at(-2)
+        .body.messages.map((m) => strip(JSON.stringify(m)))
+        .join(",");
     assert.ok(rawA.includes(arrayA + "]"), "request 1's messages as sent");
     assert.ok(rawB.includes(arrayA + ","), "request 2 extends request 1's messages byte for byte");
   });
@@ -131,24 +201,39 @@ test("streaming is relayed as it arrives", async (t) => {
     new Promise((resolve, reject) => {
       const chunks = [];
       let firstMs = null;
-      const req = http.request(`${base}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" } }, (res) => {
-        res.on("data", (c) => {
-          firstMs ??= performance.now() - firstSent;
-          chunks.push(String(c));
-        });
-        res.on("end", () => resolve({ firstMs, chunks }));
-      });
+      const req = http.request(
+        `${base}/v1/messages`,
+        { method: "POST", headers: { "content-type": "application/json" } },
+        (res) => {
+          res.on("data", (c) => {
+            firstMs ??= performance.now() - firstSent;
+            chunks.push(String(c));
+          });
+          res.on("end", () => resolve({ firstMs, chunks }));
+        },
+      );
       req.on("error", reject);
-      req.end(JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: "hi" }] }));
+      req.end(
+        JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: "hi" }] }),
+      );
     });
   const direct = await stream(up.url);
   await withProxy(up, async (base) => {
     const via = await stream(base);
     assert.match(via.chunks[0], /"n":0/);
-    assert.ok(!via.chunks[0].includes("message_stop"), "the first event arrived on its own, not with the whole answer");
+    assert.ok(
+      !via.chunks[0].includes("message_stop"),
+      "the first event arrived on its own, not with the whole answer",
+    );
     assert.ok(via.chunks.length >= 5, `the answer came in ${via.chunks.length} pieces`);
-    assert.equal(via.chunks.join(""), direct.chunks.join(""), "the same bytes as straight from the upstream");
-    t.diagnostic(`first byte ${via.firstMs.toFixed(2)} ms after the upstream wrote it through the proxy, ${direct.firstMs.toFixed(2)} ms direct`);
+    assert.equal(
+      via.chunks.join(""),
+      direct.chunks.join(""),
+      "the same bytes as straight from the upstream",
+    );
+    t.diagnostic(
+      `first byte ${via.firstMs.toFixed(2)} ms after the upstream wrote it through the proxy, ${direct.firstMs.toFixed(2)} ms direct`,
+    );
   });
   await up.close();
 });
@@ -156,14 +241,40 @@ test("streaming is relayed as it arrives", async (t) => {
 test("Responses: input rewritten, prompt_cache_key and tools untouched; gzip bodies read", async () => {
   const up = await upstream();
   await withProxy(up, async (base) => {
-    const input = [{ type: "message", role: "developer", content: [{ type: "input_text", text: "You are Codex." }] }, { type: "message", role: "user", content: [{ type: "input_text", text: "fix it" }] }];
+    const input = [
+      {
+        type: "message",
+        role: "developer",
+        content: [{ type: "input_text", text: "You are Codex." }],
+      },
+      { type: "message", role: "user", content: [{ type: "input_text", text: "fix it" }] },
+    ];
     for (let k = 0; k < 30; k++) {
       input.push({ type: "reasoning", id: `rs_${k}`, summary: [], encrypted_content: `enc${k}` });
-      input.push({ type: "function_call", call_id: `c${k}`, name: "exec_command", arguments: "{}" });
-      input.push({ type: "function_call_output", call_id: `c${k}`, output: `out ${k}\n`.repeat(60) });
+      input.push({
+        type: "function_call",
+        call_id: `c${k}`,
+        name: "exec_command",
+        arguments: "{}",
+      });
+      input.push({
+        type: "function_call_output",
+        call_id: `c${k}`,
+        output: `out ${k}\n`.repeat(60),
+      });
     }
-    const body = { model: "gpt-x", input, tools: [{ type: "function", name: "exec_command" }], prompt_cache_key: "thread-1", store: false, stream: true };
-    await post(`${base}/v1/responses`, zlib.gzipSync(JSON.stringify(body)), { "content-encoding": "gzip", authorization: "Bearer sk-x" });
+    const body = {
+      model: "gpt-x",
+      input,
+      tools: [{ type: "function", name: "exec_command" }],
+      prompt_cache_key: "thread-1",
+      store: false,
+      stream: true,
+    };
+    await post(`${base}/v1/responses`, zlib.gzipSync(JSON.stringify(body)), {
+      "content-encoding": "gzip",
+      authorization: "Bearer sk-x",
+    });
     const got = up.seen.at(-1);
     assert.equal(got.url, "/v1/responses");
     assert.equal(got.headers["content-encoding"], undefined, "sent decompressed");
@@ -180,7 +291,9 @@ test("fail-open, upstream errors as sent, no open relay", async () => {
   const up = await upstream((req, res) => {
     if (req.url.startsWith("/v1/messages")) {
       res.writeHead(400, { "content-type": "application/json", "x-upstream": "yes" });
-      res.end('{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long"}}');
+      res.end(
+        '{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long"}}',
+      );
     } else {
       res.writeHead(200);
       res.end("{}");
@@ -192,7 +305,11 @@ test("fail-open, upstream errors as sent, no open relay", async () => {
     assert.equal(r.status, 400, "the upstream's status");
     assert.equal(r.headers.get("x-upstream"), "yes");
     assert.match(await r.text(), /prompt is too long/);
-    assert.equal(up.seen.at(-1).raw.toString(), odd, "a request the engine cannot read goes out byte for byte");
+    assert.equal(
+      up.seen.at(-1).raw.toString(),
+      odd,
+      "a request the engine cannot read goes out byte for byte",
+    );
     assert.equal((await post(`${base}/v1/messages`, "not json")).status, 400);
     assert.equal(up.seen.at(-1).raw.toString(), "not json");
     const before = up.seen.length;
@@ -207,7 +324,10 @@ test("fail-open, upstream errors as sent, no open relay", async () => {
   await up.close();
   // Nothing listens upstream: a clear 502 in the provider's error shape.
   await withProxy({ url: "http://127.0.0.1:9" }, async (base) => {
-    const r = await post(`${base}/v1/messages`, { model: "m", messages: [{ role: "user", content: "hi" }] });
+    const r = await post(`${base}/v1/messages`, {
+      model: "m",
+      messages: [{ role: "user", content: "hi" }],
+    });
     assert.equal(r.status, 502);
     assert.match((await r.json()).error.message, /upstream unreachable/);
   });
@@ -218,14 +338,21 @@ test("with sql.js the store is on disk before the request goes upstream (the MCP
   // recall tools run in another process and read the file, so the proxy writes it at once.
   const stateDir = mkdtempSync(join(tmpdir(), "sc-proxy-"));
   const up = await upstream();
-  const proxy = await startProxy({ port: 0, upstreams: { anthropic: up.url }, stateDir, config: { trimAtTokens: 3000, sqlite: "sql.js" } });
+  const proxy = await startProxy({
+    port: 0,
+    upstreams: { anthropic: up.url },
+    stateDir,
+    config: { trimAtTokens: 3000, sqlite: "sql.js" },
+  });
   try {
     // The first request opens the store (which can take longer than sql.js's write delay); the
     // second, one exchange later, is the one whose new messages must be on disk at once.
     let body;
     for (const turns of [30, 31]) {
       body = claudeBody(turns);
-      const r = await post(`http://127.0.0.1:${proxy.port}/v1/messages`, body, { "x-claude-code-session-id": "s-flush" });
+      const r = await post(`http://127.0.0.1:${proxy.port}/v1/messages`, body, {
+        "x-claude-code-session-id": "s-flush",
+      });
       assert.equal(r.status, 200);
       await r.text();
     }
@@ -233,7 +360,11 @@ test("with sql.js the store is on disk before the request goes upstream (the MCP
     assert.ok(existsSync(file), "the store file exists when the upstream has the request");
     const db = new Database(file, { readonly: true });
     try {
-      assert.equal(db.prepare("SELECT count(*) AS n FROM messages").get().n, body.messages.length, "every message of the request is in the file");
+      assert.equal(
+        db.prepare("SELECT count(*) AS n FROM messages").get().n,
+        body.messages.length,
+        "every message of the request is in the file",
+      );
     } finally {
       db.close();
     }

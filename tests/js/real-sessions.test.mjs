@@ -9,7 +9,10 @@ import { createCompactor } from "../../npm/js/index.js";
 import { loadSession, replay } from "../../npm/js/sessions.js";
 
 const DIR = new URL("../data/sessions/swe-traj/", import.meta.url).pathname;
-const sessions = readdirSync(DIR).filter((f) => f.endsWith(".json")).sort().map((f) => loadSession(join(DIR, f)));
+const sessions = readdirSync(DIR)
+  .filter((f) => f.endsWith(".json"))
+  .sort()
+  .map((f) => loadSession(join(DIR, f)));
 const ser = (m) => JSON.stringify(m);
 
 /** Problems with tool-call pairing in an OpenAI-format request. */
@@ -18,14 +21,19 @@ function pairing(msgs) {
   const problems = [];
   for (const m of msgs) {
     for (const c of m.tool_calls ?? []) open.add(c.id);
-    if (m.role === "tool" && !open.delete(m.tool_call_id)) problems.push(`orphan result ${m.tool_call_id}`);
+    if (m.role === "tool" && !open.delete(m.tool_call_id))
+      problems.push(`orphan result ${m.tool_call_id}`);
   }
   for (const id of open) problems.push(`orphan call ${id}`);
   return problems;
 }
 
 async function run(s, trimAt) {
-  const c = await createCompactor({ sessionId: "replay", stateDir: mkdtempSync(join(tmpdir(), "sc-rs-")), config: { trimAtTokens: trimAt } });
+  const c = await createCompactor({
+    sessionId: "replay",
+    stateDir: mkdtempSync(join(tmpdir(), "sc-rs-")),
+    config: { trimAtTokens: trimAt },
+  });
   const steps = [];
   for await (const step of replay(c, s.history)) steps.push(step);
   await c.close();
@@ -47,9 +55,21 @@ for (const trimAt of [8000, 16000, 32000]) {
         assert.deepEqual(pairing(messages), [], where);
         assert.equal(ser(messages[0]), ser(request[0]), `${where}: system message`);
         const task = request[1].content;
-        assert.ok(messages.some((m) => m.role === "user" && typeof m.content === "string" && m.content.endsWith(task)), `${where}: task turn`);
-        const recent = request.filter((m) => m.tool_calls).slice(-3).flatMap((m) => m.tool_calls.map((c) => c.id));
-        for (const id of recent) assert.ok(messages.some((m) => m.tool_call_id === id), `${where}: recent exchange ${id}`);
+        assert.ok(
+          messages.some(
+            (m) => m.role === "user" && typeof m.content === "string" && m.content.endsWith(task),
+          ),
+          `${where}: task turn`,
+        );
+        const recent = request
+          .filter((m) => m.tool_calls)
+          .slice(-3)
+          .flatMap((m) => m.tool_calls.map((c) => c.id));
+        for (const id of recent)
+          assert.ok(
+            messages.some((m) => m.tool_call_id === id),
+            `${where}: recent exchange ${id}`,
+          );
         if (stats.after_tokens > trimAt) {
           assert.equal(stats.over_limit, true, where);
           tally.over++;
@@ -65,10 +85,16 @@ for (const trimAt of [8000, 16000, 32000]) {
       });
       if (s === sessions[0] || s === sessions[16]) {
         const again = await run(s, trimAt);
-        assert.deepEqual(again.map((x) => ser(x.messages)), steps.map((x) => ser(x.messages)), `${s.id}: same input, same bytes`);
+        assert.deepEqual(
+          again.map((x) => ser(x.messages)),
+          steps.map((x) => ser(x.messages)),
+          `${s.id}: same input, same bytes`,
+        );
       }
     }
     assert.ok(tally.trims > 0);
-    t.diagnostic(`trim_at=${trimAt} requests=${tally.requests} trims=${tally.trims} prefix_reuse=${tally.reused}/${tally.reusable} over_limit_minimum=${tally.over}`);
+    t.diagnostic(
+      `trim_at=${trimAt} requests=${tally.requests} trims=${tally.trims} prefix_reuse=${tally.reused}/${tally.reusable} over_limit_minimum=${tally.over}`,
+    );
   });
 }

@@ -29,30 +29,56 @@ const withDelay = async (ms, f) => {
 };
 
 test("a slow start-up does not count against the query's deadline", async () => {
-  const res = await withDelay(START_DELAY, () => runReadonlySql({ kind: KIND, path, sql: "SELECT sum(x) AS s FROM t", maxRows: 10, timeoutMs: 1000 }));
+  const res = await withDelay(START_DELAY, () =>
+    runReadonlySql({
+      kind: KIND,
+      path,
+      sql: "SELECT sum(x) AS s FROM t",
+      maxRows: 10,
+      timeoutMs: 1000,
+    }),
+  );
   assert.deepEqual(res.columns, ["s"]);
   assert.deepEqual(res.rows, [[6]]);
   assert.equal(res.truncated, false);
 });
 
 test("a query that never ends is still stopped by the deadline, with the deadline's message", async () => {
-  const endless = "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) FROM c";
+  const endless =
+    "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) FROM c";
   await assert.rejects(
-    withDelay(START_DELAY, () => runReadonlySql({ kind: KIND, path, sql: endless, maxRows: 10, timeoutMs: 1000 })),
+    withDelay(START_DELAY, () =>
+      runReadonlySql({ kind: KIND, path, sql: endless, maxRows: 10, timeoutMs: 1000 }),
+    ),
     (e) => e.code === "E_SQL" && /ran longer than 1000 ms/.test(e.message),
   );
 });
 
 test("a runner that does not get ready is stopped by the start-up bound, with its own message", async () => {
   await assert.rejects(
-    withDelay(60000, () => runReadonlySql({ kind: KIND, path, sql: "SELECT 1", maxRows: 10, timeoutMs: 60000, startupMs: 500 })),
+    withDelay(60000, () =>
+      runReadonlySql({
+        kind: KIND,
+        path,
+        sql: "SELECT 1",
+        maxRows: 10,
+        timeoutMs: 60000,
+        startupMs: 500,
+      }),
+    ),
     (e) => e.code === "E_SQL" && /did not start within 500 ms/.test(e.message),
   );
 });
 
 test("an error before the query (no READY line) comes back as that error", async () => {
   await assert.rejects(
-    runReadonlySql({ kind: KIND, path: join(dir, "missing", "none.sqlite"), sql: "SELECT 1", maxRows: 10 }),
-    (e) => e.code === "E_NO_SESSION" && !/ran longer|did not start|without an answer/.test(e.message),
+    runReadonlySql({
+      kind: KIND,
+      path: join(dir, "missing", "none.sqlite"),
+      sql: "SELECT 1",
+      maxRows: 10,
+    }),
+    (e) =>
+      e.code === "E_NO_SESSION" && !/ran longer|did not start|without an answer/.test(e.message),
   );
 });

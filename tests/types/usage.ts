@@ -40,10 +40,18 @@ const c = await createCompactor({
   config: { trimAtTokens: 100_000, protectedTools: ["todowrite"], memoryBank: "team" },
   embedder,
 });
-await createCompactor({ sessionId: "no-embedder", embedder: false, sqlite: await openSqlite({ path: "/tmp/x.db" }) });
+await createCompactor({
+  sessionId: "no-embedder",
+  embedder: false,
+  sqlite: await openSqlite({ path: "/tmp/x.db" }),
+});
 
 const messages: OpenAiMessage[] = [{ role: "user", content: "hello" }];
-const res = await c.transform(messages, { model: "claude-sonnet-4", format: "anthropic", overheadTokens: 900 });
+const res = await c.transform(messages, {
+  model: "claude-sonnet-4",
+  format: "anthropic",
+  overheadTokens: 900,
+});
 const out: OpenAiMessage[] = res.messages; // the caller's own message type comes back
 const sources: number[] = res.sources;
 if (res.stats.fail_open) {
@@ -95,7 +103,9 @@ shim.close();
 const tools = await toolDefinitions();
 const names: ToolName[] = tools.map((t) => t.name);
 const answer: string = await runTool(c, "smart_compact_search", { query: "x" });
-const scored: string = await runTool(null, "compact_context", { messages: [{ role: "user", content: "x" }] });
+const scored: string = await runTool(null, "compact_context", {
+  messages: [{ role: "user", content: "x" }],
+});
 
 const cc = await compactContext(
   { messages, query: "the next task", target_ratio: 0.4, distill_novel: true },
@@ -115,7 +125,10 @@ const err = codedError("E_STORE", "the store is gone", new Error("cause"));
 const errCode: "E_STORE" = err.code;
 const asError: Error = err;
 
-const hooks = await plugin.server({}, { stateDir: "/tmp/state", trimAtTokens: 50_000, sqlite: "bun:sqlite" });
+const hooks = await plugin.server(
+  {},
+  { stateDir: "/tmp/state", trimAtTokens: 50_000, sqlite: "bun:sqlite" },
+);
 await hooks["experimental.chat.messages.transform"]({}, { messages: [] });
 await hooks["experimental.chat.system.transform"]({ sessionID: "s" }, { system: ["prompt"] });
 await hooks["command.execute.before"]({ command: "smarter-compact:compact", sessionID: "s" });
@@ -157,6 +170,33 @@ await openSqlite({ path, backend: "postgres" });
 // @ts-expect-error the config keys are camelCase
 await createCompactor({ sessionId: "s", config: { trim_at_tokens: 1 } });
 
-export const used = [sources, dims, vectors, out, blob, how, pct, next, firstCell, more, backend, trims, lastTrim, usage];
-export const alsoUsed = [flushed, rows, names, answer, scored, keptMessages, dropped, distilled, v, formats, codes];
+export const used = [
+  sources,
+  dims,
+  vectors,
+  out,
+  blob,
+  how,
+  pct,
+  next,
+  firstCell,
+  more,
+  backend,
+  trims,
+  lastTrim,
+  usage,
+];
+export const alsoUsed = [
+  flushed,
+  rows,
+  names,
+  answer,
+  scored,
+  keptMessages,
+  dropped,
+  distilled,
+  v,
+  formats,
+  codes,
+];
 export const andUsed = [limits, errCode, asError, toolText, sameServer, pluginId, notANumber, line];

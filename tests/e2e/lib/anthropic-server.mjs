@@ -62,7 +62,8 @@ export async function startAnthropicServer({
   compress = null,
 } = {}) {
   let idSeq = 0;
-  const isAgent = (body) => Array.isArray(body?.tools) && body.tools.some((t) => agentTools.includes(t?.name));
+  const isAgent = (body) =>
+    Array.isArray(body?.tools) && body.tools.some((t) => agentTools.includes(t?.name));
 
   const core = await startRecordingServer({
     script,
@@ -80,25 +81,41 @@ export async function startAnthropicServer({
         return ctx.json(200, { input_tokens: estimateTokens(entry.decoded) });
       }
       if (req.method !== "POST" || !/\/v1\/messages\/?$/.test(path)) {
-        return ctx.json(404, { type: "error", error: { type: "not_found_error", message: `no route ${req.method} ${req.url}` } });
+        return ctx.json(404, {
+          type: "error",
+          error: { type: "not_found_error", message: `no route ${req.method} ${req.url}` },
+        });
       }
       if (!body) {
-        return ctx.json(400, { type: "error", error: { type: "invalid_request_error", message: entry.bodyError ?? "empty body" } });
+        return ctx.json(400, {
+          type: "error",
+          error: { type: "invalid_request_error", message: entry.bodyError ?? "empty body" },
+        });
       }
       const reply = await ctx.nextStep({ auxText, finalText });
       entry.reply = reply;
       if (reply.status && reply.status >= 400) {
-        return ctx.json(reply.status, {
-          type: "error",
-          error: { type: reply.type ?? (reply.status >= 500 ? "api_error" : "invalid_request_error"), message: reply.error ?? "scripted error" },
-        }, reply.status === 429 || reply.status === 529 ? { "retry-after": "0" } : {});
+        return ctx.json(
+          reply.status,
+          {
+            type: "error",
+            error: {
+              type: reply.type ?? (reply.status >= 500 ? "api_error" : "invalid_request_error"),
+              message: reply.error ?? "scripted error",
+            },
+          },
+          reply.status === 429 || reply.status === 529 ? { "retry-after": "0" } : {},
+        );
       }
       const msg = buildMessage(reply, {
         id: `msg_mock_${entry.n}`,
         model: body.model ?? model ?? DEFAULT_ANTHROPIC_MODEL,
         newToolId: () => `toolu_mock_${String(++idSeq).padStart(4, "0")}`,
         signatureFor: (thinking) =>
-          Buffer.from(`mock-signature:${entry.n}:` + crypto.createHash("sha256").update(thinking).digest("hex")).toString("base64"),
+          Buffer.from(
+            `mock-signature:${entry.n}:` +
+              crypto.createHash("sha256").update(thinking).digest("hex"),
+          ).toString("base64"),
         inputTokens: estimateTokens(entry.decoded),
       });
       entry.response = msg;
@@ -124,13 +141,23 @@ function estimateTokens(buf) {
 export function buildMessage(reply, { id, model, newToolId, signatureFor, inputTokens }) {
   const content = [];
   if (reply.thinking != null) {
-    content.push({ type: "thinking", thinking: reply.thinking, signature: reply.signature ?? signatureFor(reply.thinking) });
+    content.push({
+      type: "thinking",
+      thinking: reply.thinking,
+      signature: reply.signature ?? signatureFor(reply.thinking),
+    });
   }
-  if (reply.redactedThinking != null) content.push({ type: "redacted_thinking", data: reply.redactedThinking });
+  if (reply.redactedThinking != null)
+    content.push({ type: "redacted_thinking", data: reply.redactedThinking });
   if (reply.text) content.push({ type: "text", text: reply.text });
   const calls = reply.calls ?? (reply.tool || reply.name ? [reply] : []);
   for (const c of calls) {
-    content.push({ type: "tool_use", id: c.id ?? newToolId(), name: c.tool ?? c.name, input: c.input ?? c.args ?? {} });
+    content.push({
+      type: "tool_use",
+      id: c.id ?? newToolId(),
+      name: c.tool ?? c.name,
+      input: c.input ?? c.args ?? {},
+    });
   }
   if (!content.length) content.push({ type: "text", text: "" });
   const hasTool = content.some((b) => b.type === "tool_use");
@@ -158,29 +185,75 @@ export function sseEvents(msg, chunkSize = 24) {
   const ev = (type, data) => ({ event: type, data: { type, ...data } });
   const out = [];
   const { content, usage, stop_reason, stop_sequence, ...rest } = msg;
-  out.push(ev("message_start", { message: { ...rest, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } }));
+  out.push(
+    ev("message_start", {
+      message: {
+        ...rest,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...usage, output_tokens: 1 },
+      },
+    }),
+  );
   out.push(ev("ping", {}));
   content.forEach((b, index) => {
     if (b.type === "thinking") {
-      out.push(ev("content_block_start", { index, content_block: { type: "thinking", thinking: "", signature: "" } }));
-      for (const p of pieces(b.thinking, chunkSize)) out.push(ev("content_block_delta", { index, delta: { type: "thinking_delta", thinking: p } }));
-      out.push(ev("content_block_delta", { index, delta: { type: "signature_delta", signature: b.signature } }));
+      out.push(
+        ev("content_block_start", {
+          index,
+          content_block: { type: "thinking", thinking: "", signature: "" },
+        }),
+      );
+      for (const p of pieces(b.thinking, chunkSize))
+        out.push(
+          ev("content_block_delta", { index, delta: { type: "thinking_delta", thinking: p } }),
+        );
+      out.push(
+        ev("content_block_delta", {
+          index,
+          delta: { type: "signature_delta", signature: b.signature },
+        }),
+      );
     } else if (b.type === "redacted_thinking") {
-      out.push(ev("content_block_start", { index, content_block: { type: "redacted_thinking", data: b.data } }));
+      out.push(
+        ev("content_block_start", {
+          index,
+          content_block: { type: "redacted_thinking", data: b.data },
+        }),
+      );
     } else if (b.type === "text") {
       out.push(ev("content_block_start", { index, content_block: { type: "text", text: "" } }));
-      for (const p of pieces(b.text, chunkSize)) out.push(ev("content_block_delta", { index, delta: { type: "text_delta", text: p } }));
+      for (const p of pieces(b.text, chunkSize))
+        out.push(ev("content_block_delta", { index, delta: { type: "text_delta", text: p } }));
     } else if (b.type === "tool_use") {
-      out.push(ev("content_block_start", { index, content_block: { type: "tool_use", id: b.id, name: b.name, input: {} } }));
+      out.push(
+        ev("content_block_start", {
+          index,
+          content_block: { type: "tool_use", id: b.id, name: b.name, input: {} },
+        }),
+      );
       // The API opens with an empty partial_json, then streams the arguments in pieces.
-      out.push(ev("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: "" } }));
+      out.push(
+        ev("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: "" } }),
+      );
       for (const p of pieces(JSON.stringify(b.input), chunkSize, 2)) {
-        out.push(ev("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: p } }));
+        out.push(
+          ev("content_block_delta", {
+            index,
+            delta: { type: "input_json_delta", partial_json: p },
+          }),
+        );
       }
     }
     out.push(ev("content_block_stop", { index }));
   });
-  out.push(ev("message_delta", { delta: { stop_reason, stop_sequence }, usage: { output_tokens: usage.output_tokens } }));
+  out.push(
+    ev("message_delta", {
+      delta: { stop_reason, stop_sequence },
+      usage: { output_tokens: usage.output_tokens },
+    }),
+  );
   out.push(ev("message_stop", {}));
   return out;
 }
@@ -205,7 +278,13 @@ export function contentText(content) {
   if (typeof content === "string") return content;
   if (Array.isArray(content)) {
     return content
-      .map((b) => (typeof b === "string" ? b : b.type === "tool_result" ? contentText(b.content) : b.text ?? ""))
+      .map((b) =>
+        typeof b === "string"
+          ? b
+          : b.type === "tool_result"
+            ? contentText(b.content)
+            : (b.text ?? ""),
+      )
       .join("");
   }
   return String(content);
@@ -224,32 +303,47 @@ export function findBlocks(body, type) {
 
 /** tool_result blocks: [{ id, text, isError }]. */
 export function toolResults(body) {
-  return findBlocks(body, "tool_result").map(({ block }) => ({ id: block.tool_use_id, text: contentText(block.content), isError: !!block.is_error }));
+  return findBlocks(body, "tool_result").map(({ block }) => ({
+    id: block.tool_use_id,
+    text: contentText(block.content),
+    isError: !!block.is_error,
+  }));
 }
 
 /** tool_use blocks: [{ id, name, input }]. */
 export function toolUses(body) {
-  return findBlocks(body, "tool_use").map(({ block }) => ({ id: block.id, name: block.name, input: block.input }));
+  return findBlocks(body, "tool_use").map(({ block }) => ({
+    id: block.id,
+    name: block.name,
+    input: block.input,
+  }));
 }
 
 /** Text of the last user message (tool_result text excluded). */
 export function lastUserText(body) {
   const u = (body?.messages ?? []).filter((m) => m.role === "user").at(-1);
-  return blocksOf(u).filter((b) => b.type === "text").map((b) => b.text).join("");
+  return blocksOf(u)
+    .filter((b) => b.type === "text")
+    .map((b) => b.text)
+    .join("");
 }
 
 /** Every user text block (prompts, system reminders) in order. */
 export function userTexts(body) {
-  return findBlocks(body, "text").filter((b) => b.role === "user").map((b) => b.block.text);
+  return findBlocks(body, "text")
+    .filter((b) => b.role === "user")
+    .map((b) => b.block.text);
 }
 
 /** Where `cache_control` sits: ["system[1]", "messages[3].content[0]", "tools[5]", …]. */
 export function cacheControlPaths(body) {
   const out = [];
   (body?.tools ?? []).forEach((t, i) => t?.cache_control && out.push(`tools[${i}]`));
-  if (Array.isArray(body?.system)) body.system.forEach((b, i) => b?.cache_control && out.push(`system[${i}]`));
+  if (Array.isArray(body?.system))
+    body.system.forEach((b, i) => b?.cache_control && out.push(`system[${i}]`));
   (body?.messages ?? []).forEach((m, mi) => {
-    if (Array.isArray(m.content)) m.content.forEach((b, bi) => b?.cache_control && out.push(`messages[${mi}].content[${bi}]`));
+    if (Array.isArray(m.content))
+      m.content.forEach((b, bi) => b?.cache_control && out.push(`messages[${mi}].content[${bi}]`));
   });
   return out;
 }
@@ -259,7 +353,8 @@ export function stripCacheControl(value) {
   if (Array.isArray(value)) return value.map(stripCacheControl);
   if (value && typeof value === "object") {
     const out = {};
-    for (const [k, v] of Object.entries(value)) if (k !== "cache_control") out[k] = stripCacheControl(v);
+    for (const [k, v] of Object.entries(value))
+      if (k !== "cache_control") out[k] = stripCacheControl(v);
     return out;
   }
   return value;
@@ -272,7 +367,12 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === fs.realpathSync(proces
     return i > 0 ? process.argv[i + 1] : undefined;
   };
   const script = arg("--script") ? JSON.parse(fs.readFileSync(arg("--script"), "utf8")) : [];
-  const srv = await startAnthropicServer({ script, log: arg("--log"), port: Number(arg("--port") ?? 0), delayMs: Number(arg("--delay") ?? 0) });
+  const srv = await startAnthropicServer({
+    script,
+    log: arg("--log"),
+    port: Number(arg("--port") ?? 0),
+    delayMs: Number(arg("--delay") ?? 0),
+  });
   console.log(srv.url);
   process.on("SIGINT", () => srv.close().then(() => process.exit(0)));
   process.on("SIGTERM", () => srv.close().then(() => process.exit(0)));

@@ -42,7 +42,10 @@ export const ECHO_MCP = path.join(E2E_DIR, "fixtures", "echo-mcp.mjs");
 
 function pkgJson(name) {
   const file = path.join(NODE_MODULES, ...name.split("/"), "package.json");
-  if (!fs.existsSync(file)) throw new Error(`${name} is not installed in ${NODE_MODULES}: run \`npm install\` in ${E2E_DIR}`);
+  if (!fs.existsSync(file))
+    throw new Error(
+      `${name} is not installed in ${NODE_MODULES}: run \`npm install\` in ${E2E_DIR}`,
+    );
   return JSON.parse(fs.readFileSync(file, "utf8"));
 }
 
@@ -53,12 +56,23 @@ export function cliPaths() {
   // bin/claude.exe is the native binary hard-linked by the postinstall; without the postinstall
   // (--ignore-scripts) it is a stub, so fall back to the platform package's binary.
   let claude = path.join(ccDir, "bin", "claude.exe");
-  const platformBin = path.join(NODE_MODULES, "@anthropic-ai", `claude-code-${process.platform}-${process.arch}`, "claude");
+  const platformBin = path.join(
+    NODE_MODULES,
+    "@anthropic-ai",
+    `claude-code-${process.platform}-${process.arch}`,
+    "claude",
+  );
   if (!fs.existsSync(claude) || fs.statSync(claude).size < 1_000_000) claude = platformBin;
   const cx = pkgJson("@openai/codex");
   // bin/codex.js is the npm launcher: it puts the vendored rg on PATH and execs the native binary.
   const codexJs = path.join(NODE_MODULES, "@openai", "codex", "bin", "codex.js");
-  return { claude, claudeVersion: cc.version, codexJs, codexVersion: cx.version, node: process.execPath };
+  return {
+    claude,
+    claudeVersion: cc.version,
+    codexJs,
+    codexVersion: cx.version,
+    node: process.execPath,
+  };
 }
 
 // ---- common -----------------------------------------------------------------------------------
@@ -81,7 +95,8 @@ function codexBase() {
 /** Only what a CLI needs from the parent environment; no API keys or user config leak in. */
 function baseEnv(home) {
   const env = {};
-  for (const k of ["PATH", "LANG", "LC_ALL", "TZ", "SHELL"]) if (process.env[k] != null) env[k] = process.env[k];
+  for (const k of ["PATH", "LANG", "LC_ALL", "TZ", "SHELL"])
+    if (process.env[k] != null) env[k] = process.env[k];
   Object.assign(env, {
     HOME: home,
     USERPROFILE: home,
@@ -198,19 +213,30 @@ export const CLAUDE_ENV = {
  * Isolated HOME (+ project dir) for Claude Code. `mcpServers` are written to <root>/mcp.json
  * (passed with --mcp-config). `settings` (object) goes to ~/.claude/settings.json.
  */
-export function setupClaudeHome({ server, baseURL, mcpServers, settings, root = mkRoot("e2e-claude-") } = {}) {
+export function setupClaudeHome({
+  server,
+  baseURL,
+  mcpServers,
+  settings,
+  root = mkRoot("e2e-claude-"),
+} = {}) {
   const home = path.join(root, "home");
   const proj = path.join(root, "proj");
   for (const d of [home, proj]) fs.mkdirSync(d, { recursive: true });
   let mcpConfig = null;
   if (mcpServers && Object.keys(mcpServers).length) {
     mcpConfig = path.join(root, "mcp.json");
-    const servers = Object.fromEntries(Object.entries(mcpServers).map(([k, v]) => [k, { type: "stdio", env: {}, args: [], ...v }]));
+    const servers = Object.fromEntries(
+      Object.entries(mcpServers).map(([k, v]) => [k, { type: "stdio", env: {}, args: [], ...v }]),
+    );
     fs.writeFileSync(mcpConfig, JSON.stringify({ mcpServers: servers }, null, 2));
   }
   if (settings) {
     fs.mkdirSync(path.join(home, ".claude"), { recursive: true });
-    fs.writeFileSync(path.join(home, ".claude", "settings.json"), JSON.stringify(settings, null, 2));
+    fs.writeFileSync(
+      path.join(home, ".claude", "settings.json"),
+      JSON.stringify(settings, null, 2),
+    );
   }
   return {
     kind: "claude",
@@ -259,7 +285,8 @@ export async function runClaude({
   if (outputFormat === "stream-json") args.push("--verbose");
   if (resume) {
     const id = typeof resume === "string" ? resume : home.sessionId;
-    if (!id) throw new Error("runClaude: resume without a previous session (home.sessionId is empty)");
+    if (!id)
+      throw new Error("runClaude: resume without a previous session (home.sessionId is empty)");
     args.push("--resume", id);
     home.sessionId = id;
   } else {
@@ -273,7 +300,11 @@ export async function runClaude({
   if (bare) args.push("--bare");
   args.push(...extraArgs);
   const fullEnv = { ...baseEnv(home.home), ...CLAUDE_ENV, ANTHROPIC_BASE_URL: url, ...env };
-  const r = await runAndCollect(server, cliPaths().claude, args, { cwd: cwd ?? home.proj, env: fullEnv, timeoutMs });
+  const r = await runAndCollect(server, cliPaths().claude, args, {
+    cwd: cwd ?? home.proj,
+    env: fullEnv,
+    timeoutMs,
+  });
   let result = r.events.filter((e) => e.type === "result").at(-1) ?? null;
   if (!result && outputFormat === "json") result = r.events.at(-1) ?? null;
   return { ...r, result, sessionId: result?.session_id ?? home.sessionId, home };
@@ -299,7 +330,8 @@ export function toToml(obj) {
   const emit = (o, prefix) => {
     const scalars = Object.entries(o).filter(([, v]) => !isTable(v));
     const tables = Object.entries(o).filter(([, v]) => isTable(v));
-    if (prefix.length && (scalars.length || !tables.length)) lines.push(`[${prefix.map(key).join(".")}]`);
+    if (prefix.length && (scalars.length || !tables.length))
+      lines.push(`[${prefix.map(key).join(".")}]`);
     for (const [k, v] of scalars) lines.push(`${key(k)} = ${val(v)}`);
     if (scalars.length || (prefix.length && !tables.length)) lines.push("");
     for (const [k, v] of tables) emit(v, [...prefix, k]);
@@ -350,19 +382,43 @@ export function setupCodexHome({
     cfg.mcp_servers = Object.fromEntries(
       Object.entries(mcpServers).map(([k, v]) => [
         k,
-        { command: v.command, args: v.args ?? [], ...(v.env && Object.keys(v.env).length ? { env: { ...v.env } } : {}), ...(v.extra ?? {}) },
+        {
+          command: v.command,
+          args: v.args ?? [],
+          ...(v.env && Object.keys(v.env).length ? { env: { ...v.env } } : {}),
+          ...(v.extra ?? {}),
+        },
       ]),
     );
   }
   deepMerge(cfg, config);
   const configFile = path.join(codexHome, "config.toml");
   fs.writeFileSync(configFile, toToml(cfg));
-  return { kind: "codex", root, home, codexHome, proj, configFile, config: cfg, server, baseURL: url, threadId: null };
+  return {
+    kind: "codex",
+    root,
+    home,
+    codexHome,
+    proj,
+    configFile,
+    config: cfg,
+    server,
+    baseURL: url,
+    threadId: null,
+  };
 }
 
 function deepMerge(a, b) {
   for (const [k, v] of Object.entries(b ?? {})) {
-    if (v && typeof v === "object" && !Array.isArray(v) && a[k] && typeof a[k] === "object" && !Array.isArray(a[k])) deepMerge(a[k], v);
+    if (
+      v &&
+      typeof v === "object" &&
+      !Array.isArray(v) &&
+      a[k] &&
+      typeof a[k] === "object" &&
+      !Array.isArray(a[k])
+    )
+      deepMerge(a[k], v);
     else a[k] = v;
   }
   return a;
@@ -404,26 +460,46 @@ export async function runCodex({
   } else {
     args = ["exec", ...common, prompt];
   }
-  const fullEnv = { ...baseEnv(home.home), CODEX_HOME: home.codexHome, [CODEX_KEY_ENV]: "sk-mock", ...env };
+  const fullEnv = {
+    ...baseEnv(home.home),
+    CODEX_HOME: home.codexHome,
+    [CODEX_KEY_ENV]: "sk-mock",
+    ...env,
+  };
   const { node, codexJs } = cliPaths();
-  const r = await runAndCollect(server, node, [codexJs, ...args], { cwd: cwd ?? home.proj, env: fullEnv, timeoutMs });
+  const r = await runAndCollect(server, node, [codexJs, ...args], {
+    cwd: cwd ?? home.proj,
+    env: fullEnv,
+    timeoutMs,
+  });
   const threadId = r.events.find((e) => e.type === "thread.started")?.thread_id ?? null;
   if (threadId) home.threadId = threadId;
-  const messages = r.events.filter((e) => e.type === "item.completed" && e.item?.type === "agent_message");
+  const messages = r.events.filter(
+    (e) => e.type === "item.completed" && e.item?.type === "agent_message",
+  );
   const usage = r.events.filter((e) => e.type === "turn.completed").at(-1)?.usage ?? null;
-  return { ...r, result: messages.at(-1)?.item?.text ?? null, threadId: threadId ?? home.threadId, usage, home };
+  return {
+    ...r,
+    result: messages.at(-1)?.item?.text ?? null,
+    threadId: threadId ?? home.threadId,
+    usage,
+    home,
+  };
 }
 
 /** Items of a given type from Codex --json events (item.completed), e.g. "command_execution", "mcp_tool_call". */
 export function codexItems(events, type) {
-  return events.filter((e) => e.type === "item.completed" && (!type || e.item?.type === type)).map((e) => e.item);
+  return events
+    .filter((e) => e.type === "item.completed" && (!type || e.item?.type === type))
+    .map((e) => e.item);
 }
 
 /** tool_use / tool_result pairs from Claude stream-json events. */
 export function claudeToolUses(events) {
   const uses = [];
   for (const e of events) {
-    if (e.type === "assistant") for (const b of e.message?.content ?? []) if (b.type === "tool_use") uses.push(b);
+    if (e.type === "assistant")
+      for (const b of e.message?.content ?? []) if (b.type === "tool_use") uses.push(b);
   }
   return uses;
 }

@@ -202,7 +202,11 @@ export function setupOpenCodeHome({
         name: "Scripted mock",
         options: { baseURL: url, apiKey: "sk-mock" },
         models: {
-          [model]: { name: "Scripted mock model", tool_call: true, limit: { context: contextLimit, output: outputLimit } },
+          [model]: {
+            name: "Scripted mock model",
+            tool_call: true,
+            limit: { context: contextLimit, output: outputLimit },
+          },
         },
       },
     },
@@ -210,7 +214,16 @@ export function setupOpenCodeHome({
     ...config,
   };
   fs.writeFileSync(path.join(configDir, "opencode.json"), JSON.stringify(cfg, null, 2));
-  return { kind: "opencode", root, home, proj, configDir, model: `${PROVIDER}/${model}`, server, config: cfg };
+  return {
+    kind: "opencode",
+    root,
+    home,
+    proj,
+    configDir,
+    model: `${PROVIDER}/${model}`,
+    server,
+    config: cfg,
+  };
 }
 
 /** OpenCode npm-installs @opencode-ai/plugin into each config dir unless this is already there. */
@@ -218,7 +231,10 @@ export function stubOpenCodeDeps(dir, version = hostPaths().opencodeVersion) {
   fs.mkdirSync(path.join(dir, "node_modules"), { recursive: true });
   const lock = path.join(dir, "package-lock.json");
   if (!fs.existsSync(lock)) {
-    fs.writeFileSync(lock, JSON.stringify({ packages: { "": { dependencies: { "@opencode-ai/plugin": version } } } }));
+    fs.writeFileSync(
+      lock,
+      JSON.stringify({ packages: { "": { dependencies: { "@opencode-ai/plugin": version } } } }),
+    );
   }
 }
 
@@ -261,7 +277,12 @@ export async function runOpenCode({
   if (printLogs) args.push("--print-logs", "--log-level", "INFO");
   args.push(...extraArgs);
   const fullEnv = { ...baseEnv(home.home), ...OPENCODE_ENV, ...env };
-  const r = await runAndCollect(server, hostPaths().opencode, args, { cwd: dir, env: fullEnv, timeoutMs, input: prompt });
+  const r = await runAndCollect(server, hostPaths().opencode, args, {
+    cwd: dir,
+    env: fullEnv,
+    timeoutMs,
+    input: prompt,
+  });
   return { ...r, home };
 }
 
@@ -292,14 +313,33 @@ export function setupPiHome({
         api: "openai-completions",
         apiKey: "sk-mock",
         compat: { supportsDeveloperRole: false, supportsReasoningEffort: false },
-        models: [{ id: model, name: "Scripted mock model", reasoning, contextWindow, maxTokens, input: ["text"] }],
+        models: [
+          {
+            id: model,
+            name: "Scripted mock model",
+            reasoning,
+            contextWindow,
+            maxTokens,
+            input: ["text"],
+          },
+        ],
         ...providerExtra,
       },
     },
   };
   fs.writeFileSync(path.join(agentDir, "models.json"), JSON.stringify(models, null, 2));
-  if (settings) fs.writeFileSync(path.join(agentDir, "settings.json"), JSON.stringify(settings, null, 2));
-  return { kind: "pi", root, home, proj, agentDir, sessionDir, model: `${PROVIDER}/${model}`, server };
+  if (settings)
+    fs.writeFileSync(path.join(agentDir, "settings.json"), JSON.stringify(settings, null, 2));
+  return {
+    kind: "pi",
+    root,
+    home,
+    proj,
+    agentDir,
+    sessionDir,
+    model: `${PROVIDER}/${model}`,
+    server,
+  };
 }
 
 export const PI_ENV = { PI_OFFLINE: "1", PI_TELEMETRY: "0", PI_SKIP_VERSION_CHECK: "1" };
@@ -332,17 +372,28 @@ export async function runPi({
   const [node, cli] = legacy ? [paths.node20, paths.piLegacy] : [paths.node22, paths.pi];
   const args = [cli, "-p", "--mode", "json", "--model", home.model];
   // `discover: true` loads the extensions Pi finds itself (installed packages) instead of only `-e`.
-  args.push(...(discover ? [] : ["--no-extensions"]), "--no-skills", "--no-prompt-templates", "--no-themes", "--no-context-files");
+  args.push(
+    ...(discover ? [] : ["--no-extensions"]),
+    "--no-skills",
+    "--no-prompt-templates",
+    "--no-themes",
+    "--no-context-files",
+  );
   if (cont || sessionDir) {
     args.push("--session-dir", sessionDir ?? home.sessionDir);
     if (cont) args.push("--continue");
   } else {
     args.push("--no-session");
   }
-  for (const e of [...(extensionPath ? [extensionPath] : []), ...extensions]) args.push("-e", path.resolve(e));
+  for (const e of [...(extensionPath ? [extensionPath] : []), ...extensions])
+    args.push("-e", path.resolve(e));
   args.push(...extraArgs, prompt);
   const fullEnv = { ...baseEnv(home.home), ...PI_ENV, PI_CODING_AGENT_DIR: home.agentDir, ...env };
-  const r = await runAndCollect(server, node, args, { cwd: cwd ?? home.proj, env: fullEnv, timeoutMs });
+  const r = await runAndCollect(server, node, args, {
+    cwd: cwd ?? home.proj,
+    env: fullEnv,
+    timeoutMs,
+  });
   return { ...r, home, legacy };
 }
 
@@ -351,9 +402,17 @@ export async function runPi({
 export function runHostCli(home, args, { env = {}, timeoutMs = 120_000 } = {}) {
   const paths = hostPaths();
   if (home.kind === "opencode") {
-    return run(paths.opencode, args, { cwd: home.proj, env: { ...baseEnv(home.home), ...OPENCODE_ENV, ...env }, timeoutMs });
+    return run(paths.opencode, args, {
+      cwd: home.proj,
+      env: { ...baseEnv(home.home), ...OPENCODE_ENV, ...env },
+      timeoutMs,
+    });
   }
-  return run(paths.node22, [paths.pi, ...args], { cwd: home.proj, env: { ...baseEnv(home.home), ...PI_ENV, PI_CODING_AGENT_DIR: home.agentDir, ...env }, timeoutMs });
+  return run(paths.node22, [paths.pi, ...args], {
+    cwd: home.proj,
+    env: { ...baseEnv(home.home), ...PI_ENV, PI_CODING_AGENT_DIR: home.agentDir, ...env },
+    timeoutMs,
+  });
 }
 
 /** Read a JSON-lines file (e.g. $PROBE_LOG); missing file → []. */

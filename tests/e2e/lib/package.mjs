@@ -13,12 +13,16 @@ let installed = null;
 export function installedPackage() {
   if (installed) return installed;
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "sc-pack-"));
-  const npm = (args, cwd) => execFileSync("npm", args, { cwd, stdio: ["ignore", "pipe", "pipe"], encoding: "utf8" });
+  const npm = (args, cwd) =>
+    execFileSync("npm", args, { cwd, stdio: ["ignore", "pipe", "pipe"], encoding: "utf8" });
   const out = npm(["pack", "--json", "--pack-destination", root], path.join(REPO, "npm"));
   const tarball = path.join(root, JSON.parse(out)[0].filename);
   const project = path.join(root, "consumer");
   fs.mkdirSync(project);
-  fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
+  fs.writeFileSync(
+    path.join(project, "package.json"),
+    JSON.stringify({ name: "consumer", private: true, type: "module" }),
+  );
   npm(["install", "--no-audit", "--no-fund", "--omit=dev", tarball], project);
   installed = { tarball, project, dir: path.join(project, "node_modules", "smarter-compact") };
   return installed;

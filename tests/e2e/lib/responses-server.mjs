@@ -60,7 +60,8 @@ export async function startResponsesServer({
 } = {}) {
   let idSeq = 0;
   const isAgent = (body) =>
-    Array.isArray(body?.tools) && body.tools.some((t) => agentTools.includes(t?.name) || agentTools.includes(t?.type));
+    Array.isArray(body?.tools) &&
+    body.tools.some((t) => agentTools.includes(t?.name) || agentTools.includes(t?.type));
 
   const core = await startRecordingServer({
     script,
@@ -74,19 +75,38 @@ export async function startResponsesServer({
     handle: async (ctx) => {
       const { req, path, body, entry } = ctx;
       if (req.method === "GET" || req.method === "HEAD") {
-        return ctx.json(200, /\/models\/?$/.test(path) ? { object: "list", data: [], models: [] } : {});
+        return ctx.json(
+          200,
+          /\/models\/?$/.test(path) ? { object: "list", data: [], models: [] } : {},
+        );
       }
       if (req.method !== "POST" || !/\/responses\/?$/.test(path)) {
-        return ctx.json(404, { error: { message: `no route ${req.method} ${req.url}`, type: "invalid_request_error", code: "not_found" } });
+        return ctx.json(404, {
+          error: {
+            message: `no route ${req.method} ${req.url}`,
+            type: "invalid_request_error",
+            code: "not_found",
+          },
+        });
       }
       if (!body) {
-        return ctx.json(400, { error: { message: entry.bodyError ?? "empty body", type: "invalid_request_error", code: null } });
+        return ctx.json(400, {
+          error: {
+            message: entry.bodyError ?? "empty body",
+            type: "invalid_request_error",
+            code: null,
+          },
+        });
       }
       const reply = await ctx.nextStep({ auxText, finalText });
       entry.reply = reply;
       if (reply.status && reply.status >= 400) {
         return ctx.json(reply.status, {
-          error: { message: reply.error ?? "scripted error", type: reply.type ?? (reply.status >= 500 ? "server_error" : "invalid_request_error"), code: reply.code ?? null },
+          error: {
+            message: reply.error ?? "scripted error",
+            type: reply.type ?? (reply.status >= 500 ? "server_error" : "invalid_request_error"),
+            code: reply.code ?? null,
+          },
         });
       }
       const seq = () => String(++idSeq).padStart(4, "0");
@@ -95,7 +115,11 @@ export async function startResponsesServer({
         model: body.model ?? model ?? DEFAULT_RESPONSES_MODEL,
         seq,
         encryptedFor: (text) =>
-          "gAAAAB" + Buffer.from(`mock-encrypted:${entry.n}:` + crypto.createHash("sha256").update(String(text)).digest("hex")).toString("base64"),
+          "gAAAAB" +
+          Buffer.from(
+            `mock-encrypted:${entry.n}:` +
+              crypto.createHash("sha256").update(String(text)).digest("hex"),
+          ).toString("base64"),
         inputTokens: Math.max(1, Math.ceil(entry.decoded.length / 4)),
         body,
       });
@@ -135,14 +159,29 @@ export function buildResponse(reply, { id, model, seq, encryptedFor, inputTokens
       content: [{ type: "output_text", text: reply.text, annotations: [], logprobs: [] }],
     });
   }
-  const calls = reply.calls ?? (reply.tool || reply.name || reply.custom || reply.toolSearch ? [reply] : []);
+  const calls =
+    reply.calls ?? (reply.tool || reply.name || reply.custom || reply.toolSearch ? [reply] : []);
   for (const c of calls) {
     const n = seq();
     if (c.toolSearch) {
       const args = typeof c.toolSearch === "string" ? { query: c.toolSearch } : c.toolSearch;
-      output.push({ id: `tsc_mock_${n}`, type: "tool_search_call", status: "completed", call_id: c.id ?? `call_mock_${n}`, execution: "client", arguments: args });
+      output.push({
+        id: `tsc_mock_${n}`,
+        type: "tool_search_call",
+        status: "completed",
+        call_id: c.id ?? `call_mock_${n}`,
+        execution: "client",
+        arguments: args,
+      });
     } else if (c.custom) {
-      output.push({ id: `ctc_mock_${n}`, type: "custom_tool_call", status: "completed", call_id: c.id ?? `call_mock_${n}`, name: c.custom, input: String(c.input ?? "") });
+      output.push({
+        id: `ctc_mock_${n}`,
+        type: "custom_tool_call",
+        status: "completed",
+        call_id: c.id ?? `call_mock_${n}`,
+        name: c.custom,
+        input: String(c.input ?? ""),
+      });
     } else {
       output.push({
         id: `fc_mock_${n}`,
@@ -156,7 +195,13 @@ export function buildResponse(reply, { id, model, seq, encryptedFor, inputTokens
     }
   }
   if (!output.length) {
-    output.push({ id: `msg_mock_${seq()}`, type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text: "", annotations: [], logprobs: [] }] });
+    output.push({
+      id: `msg_mock_${seq()}`,
+      type: "message",
+      status: "completed",
+      role: "assistant",
+      content: [{ type: "output_text", text: "", annotations: [], logprobs: [] }],
+    });
   }
   const outputTokens = Math.max(1, Math.ceil(JSON.stringify(output).length / 4));
   const usage = {
@@ -189,44 +234,148 @@ export function buildResponse(reply, { id, model, seq, encryptedFor, inputTokens
 /** The SSE event sequence of the Responses API for a complete `response`. */
 export function sseEvents(response, chunkSize = 24, reply = {}) {
   let sequence = 0;
-  const ev = (type, data) => ({ event: type, data: { type, sequence_number: sequence++, ...data } });
+  const ev = (type, data) => ({
+    event: type,
+    data: { type, sequence_number: sequence++, ...data },
+  });
   const skeleton = { ...response, status: "in_progress", output: [], usage: null, error: null };
-  const out = [ev("response.created", { response: skeleton }), ev("response.in_progress", { response: skeleton })];
+  const out = [
+    ev("response.created", { response: skeleton }),
+    ev("response.in_progress", { response: skeleton }),
+  ];
   response.output.forEach((item, output_index) => {
     if (item.type === "reasoning") {
-      out.push(ev("response.output_item.added", { output_index, item: { id: item.id, type: "reasoning", summary: [] } }));
+      out.push(
+        ev("response.output_item.added", {
+          output_index,
+          item: { id: item.id, type: "reasoning", summary: [] },
+        }),
+      );
       item.summary.forEach((part, summary_index) => {
-        out.push(ev("response.reasoning_summary_part.added", { item_id: item.id, output_index, summary_index, part: { type: "summary_text", text: "" } }));
+        out.push(
+          ev("response.reasoning_summary_part.added", {
+            item_id: item.id,
+            output_index,
+            summary_index,
+            part: { type: "summary_text", text: "" },
+          }),
+        );
         for (const p of pieces(part.text, chunkSize)) {
-          out.push(ev("response.reasoning_summary_text.delta", { item_id: item.id, output_index, summary_index, delta: p }));
+          out.push(
+            ev("response.reasoning_summary_text.delta", {
+              item_id: item.id,
+              output_index,
+              summary_index,
+              delta: p,
+            }),
+          );
         }
-        out.push(ev("response.reasoning_summary_text.done", { item_id: item.id, output_index, summary_index, text: part.text }));
-        out.push(ev("response.reasoning_summary_part.done", { item_id: item.id, output_index, summary_index, part }));
+        out.push(
+          ev("response.reasoning_summary_text.done", {
+            item_id: item.id,
+            output_index,
+            summary_index,
+            text: part.text,
+          }),
+        );
+        out.push(
+          ev("response.reasoning_summary_part.done", {
+            item_id: item.id,
+            output_index,
+            summary_index,
+            part,
+          }),
+        );
       });
     } else if (item.type === "message") {
-      out.push(ev("response.output_item.added", { output_index, item: { ...item, status: "in_progress", content: [] } }));
+      out.push(
+        ev("response.output_item.added", {
+          output_index,
+          item: { ...item, status: "in_progress", content: [] },
+        }),
+      );
       item.content.forEach((part, content_index) => {
-        out.push(ev("response.content_part.added", { item_id: item.id, output_index, content_index, part: { ...part, text: "" } }));
+        out.push(
+          ev("response.content_part.added", {
+            item_id: item.id,
+            output_index,
+            content_index,
+            part: { ...part, text: "" },
+          }),
+        );
         for (const p of pieces(part.text, chunkSize)) {
-          out.push(ev("response.output_text.delta", { item_id: item.id, output_index, content_index, delta: p, logprobs: [] }));
+          out.push(
+            ev("response.output_text.delta", {
+              item_id: item.id,
+              output_index,
+              content_index,
+              delta: p,
+              logprobs: [],
+            }),
+          );
         }
-        out.push(ev("response.output_text.done", { item_id: item.id, output_index, content_index, text: part.text, logprobs: [] }));
-        out.push(ev("response.content_part.done", { item_id: item.id, output_index, content_index, part }));
+        out.push(
+          ev("response.output_text.done", {
+            item_id: item.id,
+            output_index,
+            content_index,
+            text: part.text,
+            logprobs: [],
+          }),
+        );
+        out.push(
+          ev("response.content_part.done", { item_id: item.id, output_index, content_index, part }),
+        );
       });
     } else if (item.type === "function_call") {
-      out.push(ev("response.output_item.added", { output_index, item: { ...item, status: "in_progress", arguments: "" } }));
+      out.push(
+        ev("response.output_item.added", {
+          output_index,
+          item: { ...item, status: "in_progress", arguments: "" },
+        }),
+      );
       for (const p of pieces(item.arguments, chunkSize, 2)) {
-        out.push(ev("response.function_call_arguments.delta", { item_id: item.id, output_index, delta: p }));
+        out.push(
+          ev("response.function_call_arguments.delta", {
+            item_id: item.id,
+            output_index,
+            delta: p,
+          }),
+        );
       }
-      out.push(ev("response.function_call_arguments.done", { item_id: item.id, output_index, arguments: item.arguments }));
+      out.push(
+        ev("response.function_call_arguments.done", {
+          item_id: item.id,
+          output_index,
+          arguments: item.arguments,
+        }),
+      );
     } else if (item.type === "custom_tool_call") {
-      out.push(ev("response.output_item.added", { output_index, item: { ...item, status: "in_progress", input: "" } }));
+      out.push(
+        ev("response.output_item.added", {
+          output_index,
+          item: { ...item, status: "in_progress", input: "" },
+        }),
+      );
       for (const p of pieces(item.input, chunkSize, 2)) {
-        out.push(ev("response.custom_tool_call_input.delta", { item_id: item.id, output_index, delta: p }));
+        out.push(
+          ev("response.custom_tool_call_input.delta", { item_id: item.id, output_index, delta: p }),
+        );
       }
-      out.push(ev("response.custom_tool_call_input.done", { item_id: item.id, output_index, input: item.input }));
+      out.push(
+        ev("response.custom_tool_call_input.done", {
+          item_id: item.id,
+          output_index,
+          input: item.input,
+        }),
+      );
     } else {
-      out.push(ev("response.output_item.added", { output_index, item: { ...item, status: "in_progress" } }));
+      out.push(
+        ev("response.output_item.added", {
+          output_index,
+          item: { ...item, status: "in_progress" },
+        }),
+      );
     }
     out.push(ev("response.output_item.done", { output_index, item }));
   });
@@ -246,37 +395,51 @@ export function toolNames(body) {
 export function contentText(content) {
   if (content == null) return "";
   if (typeof content === "string") return content;
-  if (Array.isArray(content)) return content.map((p) => (typeof p === "string" ? p : p.text ?? "")).join("");
+  if (Array.isArray(content))
+    return content.map((p) => (typeof p === "string" ? p : (p.text ?? ""))).join("");
   return String(content);
 }
 
 /** Items of the given type(s) in `input`, with their index: [{ i, item }]. */
 export function findItems(body, ...types) {
-  return (body?.input ?? []).map((item, i) => ({ i, item })).filter(({ item }) => !types.length || types.includes(item.type ?? "message"));
+  return (body?.input ?? [])
+    .map((item, i) => ({ i, item }))
+    .filter(({ item }) => !types.length || types.includes(item.type ?? "message"));
 }
 
 /** function_call_output / custom_tool_call_output items: [{ id (call_id), text }]. */
 export function toolOutputs(body) {
   return findItems(body, "function_call_output", "custom_tool_call_output").map(({ item }) => ({
     id: item.call_id,
-    text: typeof item.output === "string" ? item.output : contentText(item.output?.content ?? item.output),
+    text:
+      typeof item.output === "string"
+        ? item.output
+        : contentText(item.output?.content ?? item.output),
   }));
 }
 
 /** function_call / custom_tool_call items: [{ id (call_id), name, args }]. */
 export function toolCalls(body) {
-  return findItems(body, "function_call", "custom_tool_call").map(({ item }) => ({ id: item.call_id, name: item.name, args: item.arguments ?? item.input }));
+  return findItems(body, "function_call", "custom_tool_call").map(({ item }) => ({
+    id: item.call_id,
+    name: item.name,
+    args: item.arguments ?? item.input,
+  }));
 }
 
 /** Text of the last user message item. */
 export function lastUserText(body) {
-  const u = findItems(body, "message").filter(({ item }) => item.role === "user").at(-1);
+  const u = findItems(body, "message")
+    .filter(({ item }) => item.role === "user")
+    .at(-1);
   return u ? contentText(u.item.content) : "";
 }
 
 /** Every user message text, in order (environment context, prompts). */
 export function userTexts(body) {
-  return findItems(body, "message").filter(({ item }) => item.role === "user").map(({ item }) => contentText(item.content));
+  return findItems(body, "message")
+    .filter(({ item }) => item.role === "user")
+    .map(({ item }) => contentText(item.content));
 }
 
 // ---- standalone -------------------------------------------------------------------------------
@@ -286,7 +449,12 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === fs.realpathSync(proces
     return i > 0 ? process.argv[i + 1] : undefined;
   };
   const script = arg("--script") ? JSON.parse(fs.readFileSync(arg("--script"), "utf8")) : [];
-  const srv = await startResponsesServer({ script, log: arg("--log"), port: Number(arg("--port") ?? 0), delayMs: Number(arg("--delay") ?? 0) });
+  const srv = await startResponsesServer({
+    script,
+    log: arg("--log"),
+    port: Number(arg("--port") ?? 0),
+    delayMs: Number(arg("--delay") ?? 0),
+  });
   console.log(srv.url);
   process.on("SIGINT", () => srv.close().then(() => process.exit(0)));
   process.on("SIGTERM", () => srv.close().then(() => process.exit(0)));

@@ -87,7 +87,9 @@ export async function startServer({
       }
       if (req.method !== "POST" || !/\/chat\/completions\/?(\?.*)?$/.test(req.url)) {
         record(req, null, raw);
-        return json(res, 404, { error: { message: `no route ${req.method} ${req.url}`, type: "not_found" } });
+        return json(res, 404, {
+          error: { message: `no route ${req.method} ${req.url}`, type: "not_found" },
+        });
       }
 
       let body;
@@ -95,7 +97,9 @@ export async function startServer({
         body = JSON.parse(raw);
       } catch {
         record(req, null, raw);
-        return json(res, 400, { error: { message: "invalid JSON body", type: "invalid_request_error" } });
+        return json(res, 400, {
+          error: { message: "invalid JSON body", type: "invalid_request_error" },
+        });
       }
       const entry = record(req, body, raw);
       const reply = await nextReply(body);
@@ -104,7 +108,11 @@ export async function startServer({
 
       if (reply.status && reply.status >= 400) {
         return json(res, reply.status, {
-          error: { message: reply.error ?? "scripted error", type: reply.type ?? "invalid_request_error", code: reply.code ?? null },
+          error: {
+            message: reply.error ?? "scripted error",
+            type: reply.type ?? "invalid_request_error",
+            code: reply.code ?? null,
+          },
         });
       }
       const msg = buildMessage(reply, () => `call_${++callSeq}`);
@@ -113,7 +121,8 @@ export async function startServer({
       const id = `chatcmpl-${entry.n}`;
       const created = Math.floor(Date.now() / 1000);
       const mdl = body.model ?? model;
-      if (body.stream) return stream(res, { id, created, model: mdl, msg, usage, chunkSize, includeUsage: true });
+      if (body.stream)
+        return stream(res, { id, created, model: mdl, msg, usage, chunkSize, includeUsage: true });
       return json(res, 200, {
         id,
         object: "chat.completion",
@@ -155,7 +164,8 @@ export async function startServer({
 }
 
 function buildMessage(reply, newId) {
-  const calls = reply.calls ?? (reply.tool ? [{ tool: reply.tool, args: reply.args, id: reply.id }] : []);
+  const calls =
+    reply.calls ?? (reply.tool ? [{ tool: reply.tool, args: reply.args, id: reply.id }] : []);
   const tool_calls = calls.map((c, index) => ({
     index,
     id: c.id ?? newId(),
@@ -169,7 +179,13 @@ function buildMessage(reply, newId) {
   const message = { role: "assistant", content: text || (tool_calls.length ? null : "") };
   if (reply.reasoning) message.reasoning_content = reply.reasoning;
   if (tool_calls.length) message.tool_calls = tool_calls.map(({ index, ...rest }) => rest);
-  return { message, text, reasoning: reply.reasoning ?? "", tool_calls, finish: tool_calls.length ? "tool_calls" : "stop" };
+  return {
+    message,
+    text,
+    reasoning: reply.reasoning ?? "",
+    tool_calls,
+    finish: tool_calls.length ? "tool_calls" : "stop",
+  };
 }
 
 function estimateUsage(raw, msg) {
@@ -183,7 +199,10 @@ function estimateUsage(raw, msg) {
 
 function json(res, status, obj) {
   const data = JSON.stringify(obj);
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(data) });
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(data),
+  });
   res.end(data);
 }
 
@@ -198,20 +217,39 @@ function stream(res, { id, created, model, msg, usage, chunkSize, includeUsage }
     connection: "keep-alive",
   });
   const frame = (choices, extra = {}) =>
-    res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices, ...extra })}\n\n`);
+    res.write(
+      `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices, ...extra })}\n\n`,
+    );
   frame([{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }]);
-  for (const p of pieces(msg.reasoning, chunkSize)) frame([{ index: 0, delta: { reasoning_content: p }, finish_reason: null }]);
-  for (const p of pieces(msg.text, chunkSize)) frame([{ index: 0, delta: { content: p }, finish_reason: null }]);
+  for (const p of pieces(msg.reasoning, chunkSize))
+    frame([{ index: 0, delta: { reasoning_content: p }, finish_reason: null }]);
+  for (const p of pieces(msg.text, chunkSize))
+    frame([{ index: 0, delta: { content: p }, finish_reason: null }]);
   for (const tc of msg.tool_calls) {
     frame([
       {
         index: 0,
-        delta: { tool_calls: [{ index: tc.index, id: tc.id, type: "function", function: { name: tc.function.name, arguments: "" } }] },
+        delta: {
+          tool_calls: [
+            {
+              index: tc.index,
+              id: tc.id,
+              type: "function",
+              function: { name: tc.function.name, arguments: "" },
+            },
+          ],
+        },
         finish_reason: null,
       },
     ]);
     for (const p of pieces(tc.function.arguments, chunkSize)) {
-      frame([{ index: 0, delta: { tool_calls: [{ index: tc.index, function: { arguments: p } }] }, finish_reason: null }]);
+      frame([
+        {
+          index: 0,
+          delta: { tool_calls: [{ index: tc.index, function: { arguments: p } }] },
+          finish_reason: null,
+        },
+      ]);
     }
   }
   frame([{ index: 0, delta: {}, finish_reason: msg.finish }]);
@@ -231,7 +269,8 @@ export function toolNames(body) {
 export function contentText(content) {
   if (content == null) return "";
   if (typeof content === "string") return content;
-  if (Array.isArray(content)) return content.map((p) => (typeof p === "string" ? p : p.text ?? "")).join("");
+  if (Array.isArray(content))
+    return content.map((p) => (typeof p === "string" ? p : (p.text ?? ""))).join("");
   return String(content);
 }
 
@@ -243,7 +282,9 @@ export function lastUserText(body) {
 
 /** Contents of all `tool` messages of a body, as text. */
 export function toolResults(body) {
-  return (body?.messages ?? []).filter((m) => m.role === "tool").map((m) => ({ id: m.tool_call_id, text: contentText(m.content) }));
+  return (body?.messages ?? [])
+    .filter((m) => m.role === "tool")
+    .map((m) => ({ id: m.tool_call_id, text: contentText(m.content) }));
 }
 
 // ---- standalone -------------------------------------------------------------------------------

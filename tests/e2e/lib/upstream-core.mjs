@@ -30,12 +30,18 @@ export function pieces(s, n = 16, min = 1) {
 
 /** Decode a request body according to its content-encoding. Returns { buf, error }. */
 export function decodeBody(raw, encoding) {
-  const enc = String(encoding ?? "").trim().toLowerCase();
+  const enc = String(encoding ?? "")
+    .trim()
+    .toLowerCase();
   if (!enc || enc === "identity") return { buf: raw };
   try {
     let buf = raw;
     // Encodings are listed in the order they were applied: undo them in reverse.
-    for (const e of enc.split(",").map((s) => s.trim()).filter(Boolean).reverse()) {
+    for (const e of enc
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean)
+      .reverse()) {
       if (e === "gzip" || e === "x-gzip") buf = zlib.gunzipSync(buf);
       else if (e === "deflate") buf = zlib.inflateSync(buf);
       else if (e === "br") buf = zlib.brotliDecompressSync(buf);
@@ -88,171 +94,216 @@ export async function startRecordingServer({
     const index = cursor++;
     let step = steps[index];
     if (typeof step === "function") {
-      step = await step(body, { index, entry, requests, agentRequests: requests.filter((r) => r.agent) });
+      step = await step(body, {
+        index,
+        entry,
+        requests,
+        agentRequests: requests.filter((r) => r.agent),
+      });
     }
     if (typeof step === "string") step = { text: step };
     return step ?? { text: finalText, final: true };
   }
 
-  const server = http.createServer({ noDelay: true, keepAliveTimeout: 30_000 }, async (req, res) => {
-    const tArrive = hrNow();
-    const chunks = [];
-    let entry;
-    try {
-      for await (const c of req) chunks.push(c);
-      const raw = Buffer.concat(chunks);
-      const tBody = hrNow();
-      const q = req.url.indexOf("?");
-      const path = q < 0 ? req.url : req.url.slice(0, q);
-      const query = Object.fromEntries(new URLSearchParams(q < 0 ? "" : req.url.slice(q + 1)));
-      const encoding = req.headers["content-encoding"] ?? null;
-      const decoded = raw.length ? decodeBody(raw, encoding) : { buf: raw };
-      let body = null;
-      let bodyError = decoded.error ?? null;
-      if (decoded.buf && decoded.buf.length) {
+  const server = http.createServer(
+    { noDelay: true, keepAliveTimeout: 30_000 },
+    async (req, res) => {
+      const tArrive = hrNow();
+      const chunks = [];
+      let entry;
+      try {
+        for await (const c of req) chunks.push(c);
+        const raw = Buffer.concat(chunks);
+        const tBody = hrNow();
+        const q = req.url.indexOf("?");
+        const path = q < 0 ? req.url : req.url.slice(0, q);
+        const query = Object.fromEntries(new URLSearchParams(q < 0 ? "" : req.url.slice(q + 1)));
+        const encoding = req.headers["content-encoding"] ?? null;
+        const decoded = raw.length ? decodeBody(raw, encoding) : { buf: raw };
+        let body = null;
+        let bodyError = decoded.error ?? null;
+        if (decoded.buf && decoded.buf.length) {
+          try {
+            body = JSON.parse(decoded.buf.toString("utf8"));
+          } catch (err) {
+            bodyError = `invalid JSON: ${err.message}`;
+          }
+        }
+        entry = {
+          n: requests.length + 1,
+          t: Date.now(),
+          method: req.method,
+          url: req.url,
+          path,
+          query,
+          httpVersion: req.httpVersion,
+          headers: { ...req.headers },
+          rawHeaders: [...req.rawHeaders],
+          raw,
+          decoded: encoding ? decoded.buf : raw,
+          encoding,
+          body,
+          bodyError,
+          agent: false,
+          tArrive,
+          tBody,
+          tHeaders: null,
+          tFirstByte: null,
+          tEnd: null,
+          sent: [],
+          reply: null,
+          response: null,
+          status: null,
+        };
         try {
-          body = JSON.parse(decoded.buf.toString("utf8"));
-        } catch (err) {
-          bodyError = `invalid JSON: ${err.message}`;
+          entry.agent = !!(body && isAgent(body, entry));
+        } catch {
+          // a body the classifier cannot read is not the agent's
         }
-      }
-      entry = {
-        n: requests.length + 1,
-        t: Date.now(),
-        method: req.method,
-        url: req.url,
-        path,
-        query,
-        httpVersion: req.httpVersion,
-        headers: { ...req.headers },
-        rawHeaders: [...req.rawHeaders],
-        raw,
-        decoded: encoding ? decoded.buf : raw,
-        encoding,
-        body,
-        bodyError,
-        agent: false,
-        tArrive,
-        tBody,
-        tHeaders: null,
-        tFirstByte: null,
-        tEnd: null,
-        sent: [],
-        reply: null,
-        response: null,
-        status: null,
-      };
-      try {
-        entry.agent = !!(body && isAgent(body, entry));
-      } catch {
-        // a body the classifier cannot read is not the agent's
-      }
-      requests.push(entry);
-      logLine({
-        ...entry,
-        raw: encoding ? raw.toString("base64") : raw.toString("utf8"),
-        rawEncoding: encoding ? "base64" : "utf8",
-        decoded: undefined,
-      });
-      events.emit("request", entry);
+        requests.push(entry);
+        logLine({
+          ...entry,
+          raw: encoding ? raw.toString("base64") : raw.toString("utf8"),
+          rawEncoding: encoding ? "base64" : "utf8",
+          decoded: undefined,
+        });
+        events.emit("request", entry);
 
-      let aborted = false;
-      res.on("close", () => {
-        if (!res.writableFinished) aborted = true;
-      });
+        let aborted = false;
+        res.on("close", () => {
+          if (!res.writableFinished) aborted = true;
+        });
 
-      const accept = String(req.headers["accept-encoding"] ?? "");
-      const enc = compress && new RegExp(`\\b${compress}\\b`).test(accept) ? compress : null;
+        const accept = String(req.headers["accept-encoding"] ?? "");
+        const enc = compress && new RegExp(`\\b${compress}\\b`).test(accept) ? compress : null;
 
-      const markFirst = () => {
-        if (entry.tFirstByte == null) {
-          entry.tFirstByte = hrNow();
-          events.emit("first-byte", entry);
-        }
-      };
-      const finish = () => {
-        entry.tEnd = hrNow();
-        entry.aborted = aborted;
-        logLine({ n: entry.n, status: entry.status, reply: serialisable(entry.reply), response: entry.response, tArrive: entry.tArrive, tHeaders: entry.tHeaders, tFirstByte: entry.tFirstByte, tEnd: entry.tEnd, aborted });
-        events.emit("end", entry);
-      };
-
-      const ctx = {
-        req,
-        res,
-        entry,
-        body,
-        raw,
-        path,
-        query,
-        nextStep: (opts) => nextStep(body, entry, opts),
-        /** Answer JSON (compressed if `compress` is set and the client accepts it). */
-        json: (status, obj, headers = {}) => {
-          entry.status = status;
-          let data = Buffer.from(JSON.stringify(obj));
-          const h = { "content-type": "application/json", ...headers };
-          if (enc && req.method !== "HEAD") {
-            data = enc === "gzip" ? zlib.gzipSync(data) : enc === "br" ? zlib.brotliCompressSync(data) : zlib.deflateSync(data);
-            h["content-encoding"] = enc;
+        const markFirst = () => {
+          if (entry.tFirstByte == null) {
+            entry.tFirstByte = hrNow();
+            events.emit("first-byte", entry);
           }
-          h["content-length"] = req.method === "HEAD" ? 0 : data.length;
-          entry.tHeaders = hrNow();
-          res.writeHead(status, h);
-          markFirst();
-          if (req.method === "HEAD") res.end();
-          else res.end(data);
-          entry.sent.push({ t: entry.tFirstByte, bytes: data.length });
-          finish();
-        },
-        /**
-         * Stream Server-Sent Events, one write per event, sleeping `delayMs` before each one
-         * (default: the server's `delayMs`). events: [{ event?, data }] (data: object → JSON).
-         */
-        sse: async (list, { delayMs: d = delayMs, headersDelayMs: hd = headersDelayMs, headers = {} } = {}) => {
-          entry.status = 200;
-          await sleep(hd);
-          const h = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive", ...headers };
-          let out = res;
-          let z = null;
-          if (enc) {
-            h["content-encoding"] = enc;
-            z = enc === "gzip" ? zlib.createGzip() : enc === "br" ? zlib.createBrotliCompress() : zlib.createDeflate();
-            z.pipe(res);
-            out = z;
-          }
-          res.writeHead(200, h);
-          res.flushHeaders();
-          entry.tHeaders = hrNow();
-          for (const ev of list) {
-            await sleep(d);
-            if (aborted || res.destroyed) break;
-            const data = typeof ev.data === "string" ? ev.data : JSON.stringify(ev.data);
-            const frame = (ev.event ? `event: ${ev.event}\n` : "") + `data: ${data}\n\n`;
-            out.write(frame);
-            if (z) z.flush();
+        };
+        const finish = () => {
+          entry.tEnd = hrNow();
+          entry.aborted = aborted;
+          logLine({
+            n: entry.n,
+            status: entry.status,
+            reply: serialisable(entry.reply),
+            response: entry.response,
+            tArrive: entry.tArrive,
+            tHeaders: entry.tHeaders,
+            tFirstByte: entry.tFirstByte,
+            tEnd: entry.tEnd,
+            aborted,
+          });
+          events.emit("end", entry);
+        };
+
+        const ctx = {
+          req,
+          res,
+          entry,
+          body,
+          raw,
+          path,
+          query,
+          nextStep: (opts) => nextStep(body, entry, opts),
+          /** Answer JSON (compressed if `compress` is set and the client accepts it). */
+          json: (status, obj, headers = {}) => {
+            entry.status = status;
+            let data = Buffer.from(JSON.stringify(obj));
+            const h = { "content-type": "application/json", ...headers };
+            if (enc && req.method !== "HEAD") {
+              data =
+                enc === "gzip"
+                  ? zlib.gzipSync(data)
+                  : enc === "br"
+                    ? zlib.brotliCompressSync(data)
+                    : zlib.deflateSync(data);
+              h["content-encoding"] = enc;
+            }
+            h["content-length"] = req.method === "HEAD" ? 0 : data.length;
+            entry.tHeaders = hrNow();
+            res.writeHead(status, h);
             markFirst();
-            entry.sent.push({ t: hrNow(), event: ev.event ?? ev.data?.type ?? null, bytes: Buffer.byteLength(frame) });
-          }
-          await new Promise((r) => out.end(r));
-          finish();
-        },
-      };
-      await handle(ctx);
-    } catch (err) {
-      try {
-        if (!res.headersSent) {
-          res.writeHead(500, { "content-type": "application/json" });
-          res.end(JSON.stringify({ type: "error", error: { type: "api_error", message: String(err?.stack ?? err) } }));
-        } else res.destroy(err);
-      } catch {
-        // the client has gone: nobody to tell
+            if (req.method === "HEAD") res.end();
+            else res.end(data);
+            entry.sent.push({ t: entry.tFirstByte, bytes: data.length });
+            finish();
+          },
+          /**
+           * Stream Server-Sent Events, one write per event, sleeping `delayMs` before each one
+           * (default: the server's `delayMs`). events: [{ event?, data }] (data: object → JSON).
+           */
+          sse: async (
+            list,
+            { delayMs: d = delayMs, headersDelayMs: hd = headersDelayMs, headers = {} } = {},
+          ) => {
+            entry.status = 200;
+            await sleep(hd);
+            const h = {
+              "content-type": "text/event-stream; charset=utf-8",
+              "cache-control": "no-cache",
+              connection: "keep-alive",
+              ...headers,
+            };
+            let out = res;
+            let z = null;
+            if (enc) {
+              h["content-encoding"] = enc;
+              z =
+                enc === "gzip"
+                  ? zlib.createGzip()
+                  : enc === "br"
+                    ? zlib.createBrotliCompress()
+                    : zlib.createDeflate();
+              z.pipe(res);
+              out = z;
+            }
+            res.writeHead(200, h);
+            res.flushHeaders();
+            entry.tHeaders = hrNow();
+            for (const ev of list) {
+              await sleep(d);
+              if (aborted || res.destroyed) break;
+              const data = typeof ev.data === "string" ? ev.data : JSON.stringify(ev.data);
+              const frame = (ev.event ? `event: ${ev.event}\n` : "") + `data: ${data}\n\n`;
+              out.write(frame);
+              if (z) z.flush();
+              markFirst();
+              entry.sent.push({
+                t: hrNow(),
+                event: ev.event ?? ev.data?.type ?? null,
+                bytes: Buffer.byteLength(frame),
+              });
+            }
+            await new Promise((r) => out.end(r));
+            finish();
+          },
+        };
+        await handle(ctx);
+      } catch (err) {
+        try {
+          if (!res.headersSent) {
+            res.writeHead(500, { "content-type": "application/json" });
+            res.end(
+              JSON.stringify({
+                type: "error",
+                error: { type: "api_error", message: String(err?.stack ?? err) },
+              }),
+            );
+          } else res.destroy(err);
+        } catch {
+          // the client has gone: nobody to tell
+        }
+        if (entry) {
+          entry.error = String(err?.stack ?? err);
+          entry.tEnd = hrNow();
+        }
       }
-      if (entry) {
-        entry.error = String(err?.stack ?? err);
-        entry.tEnd = hrNow();
-      }
-    }
-  });
+    },
+  );
 
   await new Promise((resolve, reject) => {
     server.once("error", reject);
@@ -345,23 +396,44 @@ export function parseSSE(text) {
 export function timedRequest(url, body, { method = "POST", headers = {} } = {}) {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
-    const buf = body == null ? null : Buffer.isBuffer(body) ? body : Buffer.from(typeof body === "string" ? body : JSON.stringify(body));
-    const h = { ...(buf ? { "content-type": "application/json", "content-length": buf.length } : {}), ...headers };
+    const buf =
+      body == null
+        ? null
+        : Buffer.isBuffer(body)
+          ? body
+          : Buffer.from(typeof body === "string" ? body : JSON.stringify(body));
+    const h = {
+      ...(buf ? { "content-type": "application/json", "content-length": buf.length } : {}),
+      ...headers,
+    };
     const tSent = hrNow();
-    const req = http.request({ host: u.hostname, port: u.port, path: u.pathname + u.search, method, headers: h }, (res) => {
-      const tHeaders = hrNow();
-      const parts = [];
-      const chunks = [];
-      res.on("data", (c) => {
-        chunks.push({ t: hrNow(), bytes: c.length });
-        parts.push(c);
-      });
-      res.on("end", () => {
-        const raw = Buffer.concat(parts);
-        resolve({ status: res.statusCode, headers: res.headers, raw, text: raw.toString("utf8"), tSent, tHeaders, tFirst: chunks[0]?.t ?? null, tEnd: hrNow(), chunks });
-      });
-      res.on("error", reject);
-    });
+    const req = http.request(
+      { host: u.hostname, port: u.port, path: u.pathname + u.search, method, headers: h },
+      (res) => {
+        const tHeaders = hrNow();
+        const parts = [];
+        const chunks = [];
+        res.on("data", (c) => {
+          chunks.push({ t: hrNow(), bytes: c.length });
+          parts.push(c);
+        });
+        res.on("end", () => {
+          const raw = Buffer.concat(parts);
+          resolve({
+            status: res.statusCode,
+            headers: res.headers,
+            raw,
+            text: raw.toString("utf8"),
+            tSent,
+            tHeaders,
+            tFirst: chunks[0]?.t ?? null,
+            tEnd: hrNow(),
+            chunks,
+          });
+        });
+        res.on("error", reject);
+      },
+    );
     req.on("error", reject);
     req.end(buf ?? undefined);
   });

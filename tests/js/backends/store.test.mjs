@@ -18,11 +18,17 @@ const SESSIONS = fileURLToPath(new URL("../../data/sessions/swe-traj/", import.m
 const FILE = join(SESSIONS, "psf__requests-1142.json");
 const { history } = loadSession(FILE);
 const REQS = requests(history);
-const fresh = () => mkdtempSync(join(tmpdir(), `sc-store-${(BACKEND ?? "default").replace(/\W/g, "")}-`));
+const fresh = () =>
+  mkdtempSync(join(tmpdir(), `sc-store-${(BACKEND ?? "default").replace(/\W/g, "")}-`));
 const sha = (p) => createHash("sha256").update(readFileSync(p)).digest("hex");
 
 async function replayAll(stateDir, sessionId = "s", trimAt = 16000, reqs = REQS) {
-  const c = await createCompactor({ sessionId, stateDir, config: { trimAtTokens: trimAt }, embedder: false });
+  const c = await createCompactor({
+    sessionId,
+    stateDir,
+    config: { trimAtTokens: trimAt },
+    embedder: false,
+  });
   const outs = [];
   for (const r of reqs) {
     const { messages, stats } = await c.transform(structuredClone(r), { format: "openai" });
@@ -58,10 +64,20 @@ test("restart: process A replays half, process B the rest → the same bytes, no
   const dir = fresh();
   const half = Math.floor(REQS.length / 2);
   const part = fileURLToPath(new URL("../helpers/replay-part.mjs", import.meta.url));
-  for (const [from, to, out] of [[0, half, "a.jsonl"], [half, REQS.length, "b.jsonl"]]) {
-    execFileSync(process.execPath, [part, FILE, dir, String(from), String(to), "16000", join(dir, out)], { env: process.env, stdio: "inherit" });
+  for (const [from, to, out] of [
+    [0, half, "a.jsonl"],
+    [half, REQS.length, "b.jsonl"],
+  ]) {
+    execFileSync(
+      process.execPath,
+      [part, FILE, dir, String(from), String(to), "16000", join(dir, out)],
+      { env: process.env, stdio: "inherit" },
+    );
   }
-  const split = [...readFileSync(join(dir, "a.jsonl"), "utf8").split("\n"), ...readFileSync(join(dir, "b.jsonl"), "utf8").split("\n")];
+  const split = [
+    ...readFileSync(join(dir, "a.jsonl"), "utf8").split("\n"),
+    ...readFileSync(join(dir, "b.jsonl"), "utf8").split("\n"),
+  ];
   assert.equal(split.length, single.length);
   split.forEach((s, k) => assert.equal(s, single[k], `request ${k}`));
   const c = await createCompactor({ sessionId: "restart", stateDir: dir, embedder: false });
@@ -73,10 +89,18 @@ test("restart: process A replays half, process B the rest → the same bytes, no
 
 test("search finds a line inside a compressed output, with its line number", async () => {
   const { c } = await replayAll(fresh());
-  const blob = (await c.sql("SELECT id, seq FROM blobs ORDER BY length(text) DESC LIMIT 1")).rows[0];
+  const blob = (await c.sql("SELECT id, seq FROM blobs ORDER BY length(text) DESC LIMIT 1"))
+    .rows[0];
   assert.ok(blob, "a compressed output exists");
-  const line = (await c.sql(`SELECT line_no, text FROM output_lines WHERE blob_id = '${blob[0]}' AND length(text) BETWEEN 20 AND 200 ORDER BY line_no DESC LIMIT 1`)).rows[0];
-  const probe = line[1].split(/[^\w./-]+/).filter((t) => t.length > 6).sort((a, b) => b.length - a.length)[0];
+  const line = (
+    await c.sql(
+      `SELECT line_no, text FROM output_lines WHERE blob_id = '${blob[0]}' AND length(text) BETWEEN 20 AND 200 ORDER BY line_no DESC LIMIT 1`,
+    )
+  ).rows[0];
+  const probe = line[1]
+    .split(/[^\w./-]+/)
+    .filter((t) => t.length > 6)
+    .sort((a, b) => b.length - a.length)[0];
   const res = await c.search(probe, { limit: 3 });
   const hit = res.hits.find((h) => h.blob_id === blob[0]);
   assert.ok(hit, `${probe} not in the top 3: ${res.text}`);
@@ -93,28 +117,64 @@ test("search finds a line inside a compressed output, with its line number", asy
 test("counts over all tool outputs are exact", async () => {
   const { c } = await replayAll(fresh());
   const outputs = history.filter((m) => m.role === "tool").map((m) => m.content);
-  const lines = (t) => (t === "" ? [] : t.replace(/\n$/, "").split("\n").map((l) => l.replace(/\r$/, "")));
+  const lines = (t) =>
+    t === ""
+      ? []
+      : t
+          .replace(/\n$/, "")
+          .split("\n")
+          .map((l) => l.replace(/\r$/, ""));
   for (const pattern of ["Error", "def ", "requests", "<returncode>0"]) {
     const expected = outputs.flatMap(lines).filter((l) => l.includes(pattern)).length;
-    const got = await c.sql(`SELECT count(*) FROM output_lines WHERE instr(text, '${pattern}') > 0`);
+    const got = await c.sql(
+      `SELECT count(*) FROM output_lines WHERE instr(text, '${pattern}') > 0`,
+    );
     assert.equal(got.rows[0][0], expected, pattern);
   }
   await c.close();
 });
 
 const HOSTILE = [
-  "DELETE FROM messages", "UPDATE messages SET text = 'x'", "INSERT INTO meta VALUES ('a','b')", "DROP TABLE messages",
-  "CREATE TABLE evil(x)", "ATTACH DATABASE '/tmp/evil.db' AS evil", "PRAGMA query_only = 0", "PRAGMA journal_mode = DELETE",
-  "VACUUM", "VACUUM INTO '/tmp/copy.db'", "SELECT 1; DELETE FROM messages", "SELECT load_extension('x')", "SELECT readfile('/etc/passwd')",
-  "SELECT zeroblob(2000000000)", "WITH x AS (SELECT 1) DELETE FROM messages", "REPLACE INTO meta VALUES ('schema_version', '0')",
-  "BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT s", "ANALYZE", "REINDEX", "ALTER TABLE messages RENAME TO m2", "DETACH main",
-  "CREATE TRIGGER t AFTER INSERT ON messages BEGIN SELECT 1; END", "SELECT 'unterminated", "SELECT 1 /* open", "", "EXPLAIN DELETE FROM messages",
+  "DELETE FROM messages",
+  "UPDATE messages SET text = 'x'",
+  "INSERT INTO meta VALUES ('a','b')",
+  "DROP TABLE messages",
+  "CREATE TABLE evil(x)",
+  "ATTACH DATABASE '/tmp/evil.db' AS evil",
+  "PRAGMA query_only = 0",
+  "PRAGMA journal_mode = DELETE",
+  "VACUUM",
+  "VACUUM INTO '/tmp/copy.db'",
+  "SELECT 1; DELETE FROM messages",
+  "SELECT load_extension('x')",
+  "SELECT readfile('/etc/passwd')",
+  "SELECT zeroblob(2000000000)",
+  "WITH x AS (SELECT 1) DELETE FROM messages",
+  "REPLACE INTO meta VALUES ('schema_version', '0')",
+  "BEGIN",
+  "COMMIT",
+  "ROLLBACK",
+  "SAVEPOINT s",
+  "ANALYZE",
+  "REINDEX",
+  "ALTER TABLE messages RENAME TO m2",
+  "DETACH main",
+  "CREATE TRIGGER t AFTER INSERT ON messages BEGIN SELECT 1; END",
+  "SELECT 'unterminated",
+  "SELECT 1 /* open",
+  "",
+  "EXPLAIN DELETE FROM messages",
   "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c",
   "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c",
   "WITH RECURSIVE r(s) AS (SELECT 'ab' UNION ALL SELECT s || s FROM r) SELECT length(s) FROM r",
   "SELECT a.text FROM output_lines a, output_lines b, output_lines c",
-  "SELECT printf('%.*c', 2000000000, 'x')", "SELECT text FROM messages", "SELECT * FROM messages m1 JOIN messages m2 ON 1",
-  "select 1;/* c */ drop table messages", "WITH x AS (SELECT 1) INSERT INTO meta VALUES ('a', 'b')", "PRAGMA writable_schema = 1", "RELEASE s",
+  "SELECT printf('%.*c', 2000000000, 'x')",
+  "SELECT text FROM messages",
+  "SELECT * FROM messages m1 JOIN messages m2 ON 1",
+  "select 1;/* c */ drop table messages",
+  "WITH x AS (SELECT 1) INSERT INTO meta VALUES ('a', 'b')",
+  "PRAGMA writable_schema = 1",
+  "RELEASE s",
 ];
 
 test(`hostile SQL (${HOSTILE.length} statements) is refused or bounded; the file is unchanged`, async () => {
@@ -185,7 +245,15 @@ test("a database locked by another process: pass-through while locked (native ba
   const { c } = await replayAll(dir, "locked", 16000, REQS.slice(0, 3));
   await c.close();
   const file = sessionPath(dir, "locked");
-  const holder = spawn("python3", ["-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1], isolation_level=None); c.execute('BEGIN EXCLUSIVE'); print('locked', flush=True); sys.stdin.read()", file], { stdio: ["pipe", "pipe", "inherit"] });
+  const holder = spawn(
+    "python3",
+    [
+      "-c",
+      "import sqlite3,sys; c=sqlite3.connect(sys.argv[1], isolation_level=None); c.execute('BEGIN EXCLUSIVE'); print('locked', flush=True); sys.stdin.read()",
+      file,
+    ],
+    { stdio: ["pipe", "pipe", "inherit"] },
+  );
   await new Promise((res) => holder.stdout.once("data", res));
   const c2 = await createCompactor({ sessionId: "locked", stateDir: dir, embedder: false });
   const r = await c2.transform(structuredClone(REQS[3]), { format: "openai" });
@@ -215,20 +283,29 @@ test("a store failing mid-session: pass-through, counted, then recovery with not
     kind: inner.kind,
     path: inner.path,
     exec(sql, p) {
-      if (failing && /^(INSERT|UPDATE|COMMIT)/.test(sql)) throw new Error("disk I/O error (injected)");
+      if (failing && /^(INSERT|UPDATE|COMMIT)/.test(sql))
+        throw new Error("disk I/O error (injected)");
       return inner.exec(sql, p);
     },
     query: (sql, p) => inner.query(sql, p),
     flush: () => inner.flush?.(),
   };
-  const c = await createCompactor({ sessionId: "flaky", stateDir: dir, sqlite: shim, embedder: false });
+  const c = await createCompactor({
+    sessionId: "flaky",
+    stateDir: dir,
+    sqlite: shim,
+    embedder: false,
+  });
   const outs = [];
   for (let k = 0; k < 20; k++) {
     failing = k >= 8 && k < 12;
     const { stats } = await c.transform(structuredClone(REQS[k]), { format: "openai" });
     outs.push(stats);
   }
-  assert.deepEqual(outs.map((s) => s.fail_open), [...Array(8).fill(false), ...Array(4).fill(true), ...Array(8).fill(false)]);
+  assert.deepEqual(
+    outs.map((s) => s.fail_open),
+    [...Array(8).fill(false), ...Array(4).fill(true), ...Array(8).fill(false)],
+  );
   assert.equal(outs[8].error.code, "E_STORE");
   const s = await c.status();
   assert.equal(s.fail_opens, 4);

@@ -18,15 +18,26 @@ export const SESSIONS = fileURLToPath(new URL("../../data/sessions/swe-traj/", i
 export function cleanEnv(extra = {}) {
   const env = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (/^(CONTEXT_|SMARTER_COMPACT_(?!SQLITE$)|XDG_CONFIG_HOME$|PI_CODING_AGENT_DIR$)/.test(k)) continue; // the backend choice stays
+    if (/^(CONTEXT_|SMARTER_COMPACT_(?!SQLITE$)|XDG_CONFIG_HOME$|PI_CODING_AGENT_DIR$)/.test(k))
+      continue; // the backend choice stays
     env[k] = v;
   }
-  return { ...env, HOME: tempDir("sc-home-"), SMARTER_COMPACT_MODEL_DIR: join(tempDir("sc-nomodel-"), "none"), ...extra };
+  return {
+    ...env,
+    HOME: tempDir("sc-home-"),
+    SMARTER_COMPACT_MODEL_DIR: join(tempDir("sc-nomodel-"), "none"),
+    ...extra,
+  };
 }
 
 /** Runs `smarter-compact ...args`; returns `{ code, stdout, stderr }`. */
 export function run(args, { env = {}, input } = {}) {
-  const r = spawnSync(process.execPath, [CLI, ...args], { env: cleanEnv(env), input, encoding: "utf8", timeout: 120_000 });
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    env: cleanEnv(env),
+    input,
+    encoding: "utf8",
+    timeout: 120_000,
+  });
   if (r.error) throw r.error;
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }

@@ -12,7 +12,12 @@ const reqs = requests(loadSession(file).history);
 const say = (o) => process.stdout.write(`${JSON.stringify(o)}\n`);
 
 if (mode === "replay") {
-  const c = await createCompactor({ sessionId: "shared", stateDir, config: { trimAtTokens: 8000 }, embedder: false });
+  const c = await createCompactor({
+    sessionId: "shared",
+    stateDir,
+    config: { trimAtTokens: 8000 },
+    embedder: false,
+  });
   for (const r of reqs.slice(Number(a), Number(b))) {
     const { stats } = await c.transform(r, { format: "openai" });
     say({ failOpen: stats.fail_open, code: stats.error?.code ?? null, trimmed: stats.trimmed });
@@ -22,7 +27,13 @@ if (mode === "replay") {
   const path = sessionPath(stateDir, "killed");
   mkdirSync(dirname(path), { recursive: true });
   const shim = await openSqlite({ path, backend: "sql.js" });
-  const c = await createCompactor({ sessionId: "killed", stateDir, sqlite: shim, config: { trimAtTokens: 8000 }, embedder: false });
+  const c = await createCompactor({
+    sessionId: "killed",
+    stateDir,
+    sqlite: shim,
+    config: { trimAtTokens: 8000 },
+    embedder: false,
+  });
   for (const r of reqs) {
     await c.transform(r, { format: "openai" });
     shim.flush();

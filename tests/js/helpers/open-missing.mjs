@@ -13,17 +13,30 @@ const shim = await openSqlite({ path, backend, readonly: true }).then(
   () => "opened",
   (e) => e.code,
 );
-const MODULES = { "bun:sqlite": "bun.js", "node:sqlite": "node-sqlite.js", "better-sqlite3": "better-sqlite3.js", "sql.js": "sqljs.js" };
+const MODULES = {
+  "bun:sqlite": "bun.js",
+  "node:sqlite": "node-sqlite.js",
+  "better-sqlite3": "better-sqlite3.js",
+  "sql.js": "sqljs.js",
+};
 const mod = await import(`../../../npm/js/shims/${MODULES[backend]}`);
 const direct = await mod.open({ path, readonly: true }).then(
   () => "opened",
   () => "refused",
 );
-const c = await createCompactor({ sessionId: "nosuch", stateDir, sqlite: backend, embedder: false, readonly: true });
+const c = await createCompactor({
+  sessionId: "nosuch",
+  stateDir,
+  sqlite: backend,
+  embedder: false,
+  readonly: true,
+});
 const status = await c.status();
 const search = await c.search("anything", { mode: "fts" }).then(
   () => "answered",
   (e) => e.code,
 );
 await c.close();
-process.stdout.write(`${JSON.stringify({ shim, direct, status: status.store.error?.code ?? "ok", search, exists: existsSync(path), left: readdirSync(stateDir) })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ shim, direct, status: status.store.error?.code ?? "ok", search, exists: existsSync(path), left: readdirSync(stateDir) })}\n`,
+);

@@ -7,7 +7,12 @@ import { loadSession, requests } from "../../../npm/js/sessions.js";
 
 const [file, stateDir, from, to, trimAt, out] = process.argv.slice(2);
 const { history } = loadSession(file);
-const c = await createCompactor({ sessionId: "restart", stateDir, config: { trimAtTokens: Number(trimAt) }, embedder: false });
+const c = await createCompactor({
+  sessionId: "restart",
+  stateDir,
+  config: { trimAtTokens: Number(trimAt) },
+  embedder: false,
+});
 const lines = [];
 for (const req of requests(history).slice(Number(from), Number(to))) {
   const { messages, stats } = await c.transform(req, { format: "openai" });

@@ -9,13 +9,22 @@ import { createCompactor } from "../../../npm/js/index.js";
 import { loadSession, replay } from "../../../npm/js/sessions.js";
 
 const [stateDir, sessionId, backend, file] = process.argv.slice(2);
-const c = await createCompactor({ sessionId, stateDir, sqlite: backend, embedder: false, config: { trimAtTokens: 8000 } });
+const c = await createCompactor({
+  sessionId,
+  stateDir,
+  sqlite: backend,
+  embedder: false,
+  config: { trimAtTokens: 8000 },
+});
 const { history } = loadSession(file);
 for await (const step of replay(c, history)) {
-  if (step.stats.fail_open) throw new Error(`the writer failed open: ${JSON.stringify(step.stats.error)}`);
+  if (step.stats.fail_open)
+    throw new Error(`the writer failed open: ${JSON.stringify(step.stats.error)}`);
 }
 const s = await c.status();
-process.stdout.write(`ready ${JSON.stringify({ backend: s.store.backend, messages: s.messages, trims: s.trims, requests: s.usage.requests, blobs: s.stored.blobs })}\n`);
+process.stdout.write(
+  `ready ${JSON.stringify({ backend: s.store.backend, messages: s.messages, trims: s.trims, requests: s.usage.requests, blobs: s.stored.blobs })}\n`,
+);
 
 let closing = false;
 const finish = async () => {
