@@ -285,26 +285,6 @@ pub fn message_texts(
         .collect())
 }
 
-#[cfg(feature = "engine-api")]
-/// TOML text with the key at `path` set to `value`; comments kept.
-#[wasm_bindgen(js_name = tomlSet)]
-pub fn toml_set_js(
-    text: &str,
-    path: Vec<String>,
-    #[wasm_bindgen(unchecked_param_type = "unknown")] value: JsValue,
-) -> Result<String> {
-    let value = json(value, "value")?;
-    let path: Vec<&str> = path.iter().map(String::as_str).collect();
-    crate::config::toml_set(text, &path, &value).map_err(error)
-}
-
-/// TOML text without the key or table at `path`.
-#[wasm_bindgen(js_name = tomlRemove)]
-pub fn toml_remove_js(text: &str, path: Vec<String>) -> Result<String> {
-    let path: Vec<&str> = path.iter().map(String::as_str).collect();
-    crate::config::toml_remove(text, &path).map_err(error)
-}
-
 /// Panics with `message`: lets the tests check that a panic's message reaches the host's `Error`
 /// and that the host replaces the aborted instance. Never called by the package itself.
 #[cfg(feature = "engine-api")]
