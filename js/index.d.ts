@@ -42,7 +42,7 @@ export type {
 } from "../pkg/smarter_compact.js";
 
 /** Codes the JS side adds: an unexpected failure, a wasm panic, a missing embedding model. */
-export type HostErrorCode = "E_INTERNAL" | "E_PANIC" | "E_NO_MODEL";
+export type HostErrorCode = "E_INTERNAL" | "E_PANIC" | "E_NO_MODEL" | "E_STORE_WAL";
 
 /** Every code an error of the API can carry. */
 export type ErrorCode = EngineErrorCode | HostErrorCode;

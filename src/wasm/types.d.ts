@@ -17,6 +17,8 @@ export type EngineErrorCode =
   | "E_SQL_REFUSED"
   | "E_SQL"
   | "E_STORE"
+  | "E_READONLY"
+  | "E_NO_SESSION"
   | "E_EMBED";
 
 /** Environment variables the engine reads when the host passes them (`constants().envKeys`). */
