@@ -67,6 +67,22 @@ pub struct Engine {
 }
 
 #[cfg(feature = "engine-api")]
+impl Engine {
+    /// Checks the id and options, then opens the store with `open` (read-write or read-only).
+    fn open_with(
+        session_id: &str,
+        options: JsValue,
+        sqlite: SqliteHost,
+        open: fn(JsSql) -> crate::Result<SqlStore<JsSql>>,
+    ) -> Result<Engine> {
+        validate_id(session_id).map_err(error)?;
+        let config = convert::config(options)?;
+        let store = open(JsSql(sqlite)).map_err(error)?;
+        let inner = CoreEngine::open(store, config).map_err(error)?;
+        Ok(Engine { inner })
+    }
+}
+
 #[wasm_bindgen]
 impl Engine {
     /// Opens the engine for a session over the host's SQLite connection.
@@ -76,11 +92,7 @@ impl Engine {
         #[wasm_bindgen(unchecked_param_type = "EngineOptions")] options: JsValue,
         sqlite: SqliteHost,
     ) -> Result<Engine> {
-        validate_id(session_id).map_err(error)?;
-        let config = convert::config(options)?;
-        let store = SqlStore::open(JsSql(sqlite)).map_err(error)?;
-        let inner = CoreEngine::open(store, config).map_err(error)?;
-        Ok(Engine { inner })
+        Engine::open_with(session_id, options, sqlite, SqlStore::open)
     }
 
     /// Opens the engine over an existing session store to read it only: no schema is created
@@ -92,11 +104,7 @@ impl Engine {
         #[wasm_bindgen(unchecked_param_type = "EngineOptions")] options: JsValue,
         sqlite: SqliteHost,
     ) -> Result<Engine> {
-        validate_id(session_id).map_err(error)?;
-        let config = convert::config(options)?;
-        let store = SqlStore::open_readonly(JsSql(sqlite)).map_err(error)?;
-        let inner = CoreEngine::open(store, config).map_err(error)?;
-        Ok(Engine { inner })
+        Engine::open_with(session_id, options, sqlite, SqlStore::open_readonly)
     }
 
     /// Rewrites one request: `messages` is the JSON text of the wire messages. Returns JSON text
