@@ -23,7 +23,7 @@ import { proxyBench } from "./lib/proxy.mjs";
 import { realModelFromEnv } from "./lib/realmodel.mjs";
 import { estimatorError, replayAll, sessionFiles } from "./lib/real-sessions.mjs";
 import { reportFacts } from "./lib/report-facts.mjs";
-import { writeReport } from "./lib/report.mjs";
+import { tablesSha, writeReport } from "./lib/report.mjs";
 import { quantile } from "./lib/stats.mjs";
 import { makeTask } from "./lib/tasks.mjs";
 import { resetTokenCache } from "./lib/tokens.mjs";
@@ -287,6 +287,7 @@ const machine = {
 };
 
 if (!args["report-only"]) {
+  timing.tablesBefore = tablesSha(REPORT_DIR); // the report says whether this run reproduces it
   rmSync(STATE, { recursive: true, force: true });
   mkdirSync(STATE, { recursive: true });
   for (const phase of phases) {
@@ -324,5 +325,5 @@ const { tables, hash, previous } = writeReport({
 });
 log(`report written to ${join(REPORT_DIR, "REPORT.md")}`);
 log(
-  `${tables}: sha256 ${hash}${previous == null ? "" : previous === hash ? " (same as the file it replaced)" : ` (the file it replaced: ${previous})`}`,
+  `${tables}: sha256 ${hash}${previous == null ? "" : previous === hash ? " (same as when the run started)" : ` (when the run started: ${previous})`}`,
 );

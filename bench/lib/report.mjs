@@ -33,6 +33,12 @@ import { SPEED } from "./speed-params.mjs";
 const sha256 = (text) => createHash("sha256").update(text).digest("hex");
 export const MECHANISM_TABLES = "mechanism-tables.md";
 
+/** SHA-256 of the mechanism tables in `reportDir`, or null (run.mjs records it before a run). */
+export function tablesSha(reportDir) {
+  const p = join(reportDir, MECHANISM_TABLES);
+  return existsSync(p) ? sha256(readFileSync(p, "utf8")) : null;
+}
+
 /** The deterministic figures only (no timings, dates or machine): diff two runs' files. */
 function mechanismTables({ cfg, agg, mech, mock, rs, facts, command, configText }) {
   const L = [
@@ -84,7 +90,7 @@ export function writeReport({ bench, out, reportDir, config, quick, command, fac
 
   // the deterministic tables first: the report states their hash
   const tablesPath = join(reportDir, MECHANISM_TABLES);
-  const previous = existsSync(tablesPath) ? sha256(readFileSync(tablesPath, "utf8")) : null;
+  const previous = timing.tablesBefore ?? null; // the file as it was when the run started
   const configText = readFileSync(join(bench, "config.json"), "utf8");
   const tables = mechanismTables({ cfg, agg, mech, mock, rs, facts, command, configText });
   writeFileSync(tablesPath, tables);
@@ -108,10 +114,10 @@ export function writeReport({ bench, out, reportDir, config, quick, command, fac
   L.push(
     `**Mechanism figures**: every deterministic table of this report (scores, tokens, cache, costs, peaks, requests, events; none of the timings) is also written alone to [${MECHANISM_TABLES}](${MECHANISM_TABLES}), SHA-256 \`${hash}\`. ` +
       (previous == null
-        ? `There was no earlier ${MECHANISM_TABLES} in ${quick ? "bench/out/quick/" : "bench/"} to compare with.`
+        ? `There was no ${MECHANISM_TABLES} in ${quick ? "bench/out/quick/" : "bench/"} when this run started, so nothing to compare with.`
         : previous === hash
-          ? `The ${MECHANISM_TABLES} this run replaced had the same SHA-256: the same figures as the run before it.`
-          : `The ${MECHANISM_TABLES} this run replaced had SHA-256 \`${previous}\`: the figures differ from the run before it (\`git diff bench/${MECHANISM_TABLES}\` shows where).`) +
+          ? `The ${MECHANISM_TABLES} that was there when this run started (from the run before) had the same SHA-256: this run reproduced its figures.`
+          : `The ${MECHANISM_TABLES} that was there when this run started (from the run before) had SHA-256 \`${previous}\`: the figures differ from that run's (\`git diff bench/${MECHANISM_TABLES}\` shows where).`) +
       ` Two runs can be compared with \`sha256sum\` or \`diff\` of the file.`,
   );
   L.push("");
