@@ -54,7 +54,7 @@ async function wasmRuntime() {
     readFileSync(`${modelDir}/tokenizer.json`),
   );
   const loadMs = performance.now() - t;
-  return { compileMs, loadMs, run: (batch) => e.embed(JSON.stringify(batch.map((b) => b.text))) };
+  return { compileMs, loadMs, run: (batch) => e.embed(batch.map((b) => b.text)) };
 }
 
 async function ortRuntime() {
