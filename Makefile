@@ -12,7 +12,7 @@ WASM := target/$(WASM_TARGET)/release/smarter_compact.wasm
 # The wasm-bindgen CLI must equal the crate version in Cargo.lock.
 WBG_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/"/,"",$$3); print $$3}' Cargo.lock)
 
-.PHONY: check-wasm-pack setup setup-rust setup-chromium model build build-edit build-embed test test-rust test-js test-e2e demo bench fuzz clean \
+.PHONY: check-wasm-pack setup setup-rust setup-chromium model build build-edit build-embed test test-rust test-js test-e2e demo bench bench-embed fuzz clean \
 	lint lint-fast lint-clippy lint-types \
 	store-sql.js store-better-sqlite3 store-node-sqlite store-bun-sqlite
 
@@ -169,10 +169,17 @@ check-wasm-pack: build
 demo: setup-rust node_modules/.package-lock.json build
 	node npm/js/cli.js demo
 
-## Benchmarks: bench/REPORT.md and bench/*.svg (about 11 minutes; `node bench/run.mjs --quick` is
-## a one-minute smoke run, `--only=proxy` one phase).
+## Benchmarks: bench/REPORT.md, bench/mechanism-tables.md (the deterministic figures alone) and
+## bench/*.svg; `node bench/run.mjs --quick` is a smoke run, `--only=proxy` one phase.
 bench: build node_modules/.package-lock.json
 	node bench/run.mjs
+
+## The embedder's speed and memory, each runtime in its own process: tract wasm SIMD, the packaged
+## worker path, tract native (`cargo bench`, its own target dir), and onnxruntime-node when it
+## installs from the npm registry into target/ort (else the file says why it was skipped).
+## Writes bench/EMBED.md.
+bench-embed: build build-embed node_modules/.package-lock.json
+	node bench/embed-run.mjs
 
 ## Coverage-guided fuzzing of the message adapters, compression and the cut planner (FUZZ_SECONDS
 ## per target; stable Rust with RUSTC_BOOTSTRAP, as cargo-fuzz needs nightly flags). A crash lands

@@ -1,7 +1,7 @@
 //! Native embedder throughput on one thread: ms per text at 16/128/256 tokens, batch 1 and 8,
 //! median of 5 runs after a warm-up, wall and CPU time, release build. Run:
 //! `cargo bench --features embed --bench embed_native` (model from `make model`, or
-//! SMARTER_COMPACT_MODEL_DIR). The figures go to bench/embed-figures.md by hand.
+//! SMARTER_COMPACT_MODEL_DIR). `make bench-embed` runs it and puts its figures in bench/EMBED.md.
 
 use std::time::Instant;
 
@@ -47,11 +47,29 @@ fn cpu_ms() -> f64 {
         / 1e6
 }
 
+/// Peak resident set of this process in MB (Linux `VmHWM`; 0 elsewhere).
+fn peak_rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        })
+        .unwrap_or(0.0)
+        / 1024.0
+}
+
 /// Native throughput on one thread, ms per text at 16/128/256 tokens, batch 1 and 8 (median
-/// of 5 runs after a warm-up, wall and CPU time).
+/// of 5 runs after a warm-up, wall and CPU time), the model's load time and the peak RSS.
 fn main() {
     let (model, tokenizer) = model_bytes();
+    let t = Instant::now();
     let mut e = Embedder::load(model, &tokenizer).expect("load the model");
+    eprintln!(
+        "native: model load {:.0} ms",
+        t.elapsed().as_secs_f64() * 1e3
+    );
     for tokens in [16, 128, 256] {
         let texts = texts_of(tokens, 8);
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
@@ -77,4 +95,5 @@ fn main() {
             );
         }
     }
+    eprintln!("native: peak RSS {:.0} MB", peak_rss_mb());
 }

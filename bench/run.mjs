@@ -22,7 +22,8 @@ import { startMockModel } from "./lib/mock-model.mjs";
 import { proxyBench } from "./lib/proxy.mjs";
 import { realModelFromEnv } from "./lib/realmodel.mjs";
 import { estimatorError, replayAll, sessionFiles } from "./lib/real-sessions.mjs";
-import { writeReport } from "./lib/report.mjs";
+import { reportFacts } from "./lib/report-facts.mjs";
+import { tablesSha, writeReport } from "./lib/report.mjs";
 import { quantile } from "./lib/stats.mjs";
 import { makeTask } from "./lib/tasks.mjs";
 import { resetTokenCache } from "./lib/tokens.mjs";
@@ -218,9 +219,12 @@ function child(runtime, job, opts, env = {}) {
   return JSON.parse(res.stdout);
 }
 
+/** The model the speed phase names: one without an entry of its own in the trim_at table. */
+const SPEED_MODEL = "claude-sonnet";
+
 async function speed() {
   const sp = quick ? { ...base.speed, ...base.speed.quick } : base.speed;
-  const model = "claude-sonnet"; // the default 125k threshold
+  const model = SPEED_MODEL;
   const out = { runtimes: {} };
   for (const [k, p] of Object.entries(RUNTIMES)) {
     try {
@@ -283,6 +287,7 @@ const machine = {
 };
 
 if (!args["report-only"]) {
+  timing.tablesBefore = tablesSha(REPORT_DIR); // the report says whether this run reproduces it
   rmSync(STATE, { recursive: true, force: true });
   mkdirSync(STATE, { recursive: true });
   for (const phase of phases) {
@@ -307,12 +312,18 @@ if (!args["report-only"]) {
   save("timing", timing);
   rmSync(STATE, { recursive: true, force: true });
 }
-writeReport({
+const facts = await reportFacts(config, { models: [config.model, SPEED_MODEL] });
+const { tables, hash, previous } = writeReport({
   bench: BENCH,
   out: OUT,
   reportDir: REPORT_DIR,
   config: base,
   quick,
   command: quick ? "node bench/run.mjs --quick" : "make bench",
+  facts,
+  speedModel: SPEED_MODEL,
 });
 log(`report written to ${join(REPORT_DIR, "REPORT.md")}`);
+log(
+  `${tables}: sha256 ${hash}${previous == null ? "" : previous === hash ? " (same as when the run started)" : ` (when the run started: ${previous})`}`,
+);

@@ -10,15 +10,6 @@ import { STANDING_INSTRUCTION } from "../../npm/js/hosts/common.js";
 import { engineModule } from "../../npm/js/wasm.js";
 import { fixedTokens, messageTokens } from "./tokens.mjs";
 
-export const ARM_LABELS = {
-  "smarter-compact": "smarter-compact",
-  compact_context: "compact_context 0.4",
-  "opencode-prune": "OpenCode prune",
-  clear_tool_uses: "clear_tool_uses",
-  keep: "keep everything (200k)",
-  "keep-1m": "keep everything (1M)",
-};
-
 const sumTokens = (msgs) => msgs.reduce((s, m) => s + messageTokens(m), 0);
 
 /** Drops whole exchanges after the system prompt and the task turn until the request fits. */

@@ -13,6 +13,9 @@ import { loadSession, requests } from "../../js/sessions.js";
 import { sessionFiles } from "./real-sessions.mjs";
 import { quantile } from "./stats.mjs";
 
+/** The "largest bodies" columns: bodies at or above this quantile of the body sizes. */
+export const LARGE_BODY_Q = 0.9;
+
 const CLI = fileURLToPath(new URL("../../js/cli.js", import.meta.url));
 
 /** OpenAI chat history → Anthropic Messages (tool_use / tool_result blocks), as Claude Code sends. */
@@ -203,7 +206,7 @@ async function proxyRun({ sessions, trimAt, stateRoot, backend }) {
 
   const q = (xs, p) => quantile(xs, p);
   const col = (k) => rows.map((r) => r[k]);
-  const big = rows.filter((r) => r.bytes >= quantile(col("bytes"), 0.9));
+  const big = rows.filter((r) => r.bytes >= quantile(col("bytes"), LARGE_BODY_Q));
   return {
     backend,
     sessions: sessionFiles(sessions).length,

@@ -97,12 +97,21 @@ function corpus(files) {
   return items;
 }
 
+/** Messages of at least this many true tokens enter the p90 and p5/p95 error figures. */
+export const LARGE_MESSAGE_TOKENS = 50;
+/** Requests of at least this many true tokens enter the whole-request error distribution. */
+export const LARGE_REQUEST_TOKENS = 1000;
+
 function errStats(pairs) {
   const truth = pairs.reduce((s, p) => s + p[0], 0);
   const est = pairs.reduce((s, p) => s + p[1], 0);
   const errs = pairs.filter((p) => p[0] > 0).map((p) => (Math.abs(p[1] - p[0]) / p[0]) * 100);
-  const large = pairs.filter((p) => p[0] >= 50).map((p) => (Math.abs(p[1] - p[0]) / p[0]) * 100);
-  const signed = pairs.filter((p) => p[0] >= 50).map((p) => ((p[1] - p[0]) / p[0]) * 100);
+  const large = pairs
+    .filter((p) => p[0] >= LARGE_MESSAGE_TOKENS)
+    .map((p) => (Math.abs(p[1] - p[0]) / p[0]) * 100);
+  const signed = pairs
+    .filter((p) => p[0] >= LARGE_MESSAGE_TOKENS)
+    .map((p) => ((p[1] - p[0]) / p[0]) * 100);
   return {
     n: pairs.length,
     truth,
@@ -226,7 +235,9 @@ export async function replayAll(files, trimAts, stateRoot, prices) {
   }
   const dist = (truthAt) => {
     const pairs = requestErr.map((p) => [p[truthAt], p[2]]);
-    const signed = pairs.filter((p) => p[0] >= 1000).map((p) => ((p[1] - p[0]) / p[0]) * 100);
+    const signed = pairs
+      .filter((p) => p[0] >= LARGE_REQUEST_TOKENS)
+      .map((p) => ((p[1] - p[0]) / p[0]) * 100);
     return {
       n: signed.length,
       bias: (pairs.reduce((s, p) => s + p[1], 0) / pairs.reduce((s, p) => s + p[0], 0) - 1) * 100,

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createCompactor, openSqlite } from "../../npm/js/index.js";
 import { quantile } from "./stats.mjs";
+import { SPEED } from "./speed-params.mjs";
 import { codingSession, logRows } from "./synth.mjs";
 
 const [job, arg] = process.argv.slice(2);
@@ -20,6 +21,7 @@ const tmp = () => {
   dirs.push(d);
   return d;
 };
+const NEW = SPEED.newPerRequest;
 const pct = (xs) => ({ p50: quantile(xs, 0.5), p95: quantile(xs, 0.95), n: xs.length });
 
 async function hook() {
@@ -28,14 +30,14 @@ async function hook() {
     const s = codingSession(n, 7);
     const c = await createCompactor({ sessionId: `hook-${n}`, stateDir: tmp(), embedder: false });
     const K = opts.steady;
-    const start = Math.max(2, n - 2 * K);
-    // the session up to `start` arrives first (bulk ingest, not timed), then K requests of 2 new messages
+    const start = Math.max(NEW, n - NEW * K);
+    // the session up to `start` arrives first (bulk ingest, not timed), then K requests of NEW new messages
     await c.transform(s.slice(0, start), { model: opts.model, format: "openai" });
     const hookMs = [];
     const strMs = [];
     const ratio = [];
     let trims = 0;
-    for (let k = start + 2; k <= n; k += 2) {
+    for (let k = start + NEW; k <= n; k += NEW) {
       const req = s.slice(0, k);
       let a = now();
       JSON.stringify(req);
@@ -70,7 +72,7 @@ async function ingest() {
     runtime: globalThis.Bun ? `bun ${Bun.version}` : `node ${process.versions.node}`,
   };
   // bulk: one request with M new messages (one transaction)
-  const s = codingSession(opts.messages + 2, 9);
+  const s = codingSession(opts.messages + NEW, 9);
   const bytes = JSON.stringify(s).length;
   let c = await createCompactor({
     sessionId: "ingest",
@@ -108,17 +110,17 @@ async function ingest() {
   db.exec("COMMIT", []);
   const rawFtsMs = now() - a;
   db.close?.();
-  // incremental: requests of 2 new messages each, as an agent loop sends them
+  // incremental: requests of NEW new messages each, as an agent loop sends them
   c = await createCompactor({
     sessionId: "incr",
     stateDir: tmp(),
     embedder: false,
     sqlite: backend,
   });
-  const inc = Math.min(200, Math.floor(opts.messages / 4));
-  await c.transform(s.slice(0, s.length - 2 * inc), { model: opts.model, format: "openai" });
+  const inc = Math.min(SPEED.maxIncremental, Math.floor(opts.messages / 4));
+  await c.transform(s.slice(0, s.length - NEW * inc), { model: opts.model, format: "openai" });
   const per = [];
-  for (let k = s.length - 2 * inc + 2; k <= s.length; k += 2) {
+  for (let k = s.length - NEW * inc + NEW; k <= s.length; k += NEW) {
     a = now();
     await c.transform(s.slice(0, k), { model: opts.model, format: "openai" });
     per.push(now() - a);
@@ -139,7 +141,7 @@ async function ingest() {
   // search latency at N output lines
   res.search = [];
   for (const rows of opts.searchRows) {
-    const L = logRows(rows, 100, 13);
+    const L = logRows(rows, SPEED.linesPerOutput, 13);
     const dir = tmp();
     c = await createCompactor({
       sessionId: "search",
@@ -156,14 +158,14 @@ async function ingest() {
     const buildMs = now() - a;
     const ids = [];
     const words = [];
-    for (let i = 0; i < 40; i++) {
+    for (let i = 0; i < SPEED.idLookups; i++) {
       const id = `L${String(Math.floor((i * 7919) % rows)).padStart(6, "0")}`;
       a = now();
       const h = await c.search(id, { limit: 8, scope: "all" });
       ids.push(now() - a);
       if (!h.hits.some((x) => x.snippet?.includes(id))) throw new Error(`search missed ${id}`);
     }
-    for (const q of ["sticky_cut", "fingerprint ERROR", "annotate latency_ms", "migrate"]) {
+    for (const q of SPEED.wordQueries) {
       a = now();
       await c.search(q, { limit: 8, scope: "all" });
       words.push(now() - a);
@@ -176,7 +178,7 @@ async function ingest() {
       readonly: true,
     });
     const scan = [];
-    for (let i = 0; i < 5; i++) {
+    for (let i = 0; i < SPEED.likeScans; i++) {
       const id = `L${String((i * 7919) % rows).padStart(6, "0")}`;
       a = now();
       ro.query("SELECT seq, line_no FROM output_lines WHERE text LIKE ? LIMIT 8", [`%${id}%`]);
@@ -204,11 +206,12 @@ async function rss() {
       if (r.stats.fail_open) throw new Error(r.stats.error?.message);
       if (k === n) break;
     }
-    // steady state at full length: 2 new messages per request
-    const more = codingSession(n + 20, 5, opts.scale ?? 1);
+    // steady state at full length: NEW new messages per request
+    const extra = NEW * SPEED.steadyAtFull;
+    const more = codingSession(n + extra, 5, opts.scale ?? 1);
     const steady = [];
     const str = [];
-    for (let k = n + 2; k <= n + 20; k += 2) {
+    for (let k = n + NEW; k <= n + extra; k += NEW) {
       const req = more.slice(0, k);
       let a = now();
       JSON.stringify(req);

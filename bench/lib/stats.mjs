@@ -11,7 +11,10 @@ export function quantile(xs, q) {
 
 export const mean = (xs) => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : null);
 
-/** 95% bootstrap interval of the mean of `xs` (seeded, 2000 resamples). */
+/** The quantiles of the bootstrap interval (a 95% interval). */
+export const BOOTSTRAP_Q = [0.025, 0.975];
+
+/** Bootstrap interval (BOOTSTRAP_Q) of the mean of `xs` (seeded, 2000 resamples). */
 export function bootstrap(xs, seed = 1, n = 2000) {
   if (xs.length < 2) return [mean(xs), mean(xs)];
   let a = seed >>> 0;
@@ -27,5 +30,5 @@ export function bootstrap(xs, seed = 1, n = 2000) {
     for (let j = 0; j < xs.length; j++) s += xs[Math.floor(rnd() * xs.length)];
     means.push(s / xs.length);
   }
-  return [quantile(means, 0.025), quantile(means, 0.975)];
+  return [quantile(means, BOOTSTRAP_Q[0]), quantile(means, BOOTSTRAP_Q[1])];
 }

@@ -1,6 +1,6 @@
 // Synthetic coding-agent sessions of any length for the speed and scale measurements (OpenAI
 // format): user turns now and then, assistant messages with a bash tool call, tool results whose
-// sizes follow a heavy-tailed mix (mostly 0.2–3 kB, some 5–15 kB, a few 30–60 kB).
+// sizes follow a heavy-tailed mix (OUTPUT_MIX).
 import { rng } from "./rng.mjs";
 
 const FILES = [
@@ -52,6 +52,14 @@ function textOf(r, bytes) {
   return lines.join("\n");
 }
 
+/** Tool-output sizes in bytes: a draw x in [0, 1) below `below` (the first such band) picks the
+ * band, then a size uniformly in min–max. */
+export const OUTPUT_MIX = [
+  { below: 0.9, min: 200, max: 3000 },
+  { below: 0.98, min: 5000, max: 15000 },
+  { below: 1, min: 30000, max: 60000 },
+];
+
 /** A session of `n` messages (system + task, then exchanges); `scale` multiplies output sizes. */
 export function codingSession(n, seed = 7, scale = 1) {
   const r = rng(seed);
@@ -102,9 +110,8 @@ export function codingSession(n, seed = 7, scale = 1) {
       break;
     }
     const x = r.next();
-    const bytes = Math.round(
-      scale * (x < 0.9 ? r.int(200, 3000) : x < 0.98 ? r.int(5000, 15000) : r.int(30000, 60000)),
-    );
+    const size = OUTPUT_MIX.find((b) => x < b.below);
+    const bytes = Math.round(scale * r.int(size.min, size.max));
     msgs.push({
       role: "tool",
       tool_call_id: id,

@@ -7,8 +7,8 @@
 //                          questions ask for the LATEST `value` of a record updated 3–5 times.
 //   log-triage (L lines):  service log lines; lookup questions ask for the req= id of one line,
 //                          count questions for the number of lines of a service at a level.
-// Most pages are a normal tool output (kv 50 ops ≈ 2.4k tokens, logs 40 lines ≈ 2.8k tokens);
-// every 8th page is a large one (150–200 entries, over the 4000-token compression threshold).
+// Most pages are a normal tool output (the spec's page size); every LARGE_PAGE.every-th page is a
+// large one (LARGE_PAGE.min–max entries, over the engine's compression threshold).
 import { rng, seedOf } from "./rng.mjs";
 
 export const SYSTEM_PROMPT = [
@@ -148,12 +148,16 @@ const WORDS = [
   "tundra",
 ];
 
-/** Page sizes: `normal` entries, every 8th page 150–200. */
+/** The large pages: every `every`th page has `min`–`max` entries instead of the page size. */
+export const LARGE_PAGE = { every: 8, min: 150, max: 200 };
+
+/** Page sizes: `normal` entries, every `LARGE_PAGE.every`th page `LARGE_PAGE.min`–`max`. */
 function pages(total, normal, r) {
+  const { every, min, max } = LARGE_PAGE;
   const sizes = [];
   let left = total;
   for (let p = 0; left > 0; p++) {
-    const n = Math.min(left, p % 8 === 7 ? r.int(150, 200) : normal);
+    const n = Math.min(left, p % every === every - 1 ? r.int(min, max) : normal);
     sizes.push(n);
     left -= n;
   }
@@ -247,7 +251,7 @@ function kvTask(spec, seed) {
   );
 }
 
-const SERVICES = [
+export const SERVICES = [
   "api-gateway",
   "auth",
   "payments",
@@ -289,6 +293,9 @@ const MSGS = {
     "disk usage above %n%",
   ],
 };
+
+/** The levels count questions ask about. */
+export const COUNT_LEVELS = ["ERROR", "WARN"];
 
 /** log-triage with L lines. */
 function logTask(spec, seed) {
@@ -342,7 +349,7 @@ function logTask(spec, seed) {
     answer: m.req,
   }));
   const pairs = r.sample(
-    SERVICES.flatMap((s) => ["ERROR", "WARN"].map((l) => [s, l])),
+    SERVICES.flatMap((s) => COUNT_LEVELS.map((l) => [s, l])),
     spec.questions.count,
   );
   const countQs = pairs.map(([svc, level]) => ({

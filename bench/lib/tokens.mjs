@@ -47,14 +47,17 @@ export function checkRequest(model, tools, messages) {
   return { whole, summed, diff: summed - whole };
 }
 
+/** Framing tokens per message added by `messageTextTokens` (the usual chat-template overhead). */
+export const FRAMING_TOKENS = 4;
+
 const textByObject = new WeakMap();
 
-/** Tokens of what the model reads of a message: its text, tool names and arguments, plus 4
- * tokens of framing per message (the usual chat-template overhead), without JSON escaping. */
+/** Tokens of what the model reads of a message: its text, tool names and arguments, plus
+ * FRAMING_TOKENS per message, without JSON escaping. */
 export function messageTextTokens(m) {
   let n = textByObject.get(m);
   if (n !== undefined) return n;
-  n = 4;
+  n = FRAMING_TOKENS;
   if (typeof m.content === "string") n += countText(m.content);
   else if (Array.isArray(m.content))
     for (const b of m.content) n += countText(b.text ?? b.content ?? JSON.stringify(b));
