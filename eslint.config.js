@@ -11,6 +11,7 @@ export default [
       "**/node_modules/",
       "pkg/",
       "pkg-embed/",
+      "pkg-edit/",
       "npm/",
       "target/",
       "fuzz/",

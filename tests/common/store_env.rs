@@ -10,10 +10,11 @@ use smarter_compact::Engine;
 
 use super::native_sql::NativeSql;
 
-/// A fresh database path in a fresh temporary directory.
+/// A fresh database path in a fresh directory under the build's scratch folder (`target/tmp`,
+/// inside the checkout: a test run leaves nothing in the system's temporary directory).
 pub fn temp_db(name: &str) -> PathBuf {
     static N: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!(
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
         "sc-store-{}-{}-{name}",
         std::process::id(),
         N.fetch_add(1, Ordering::SeqCst)

@@ -6,7 +6,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import {
   startAnthropicServer,
@@ -37,6 +36,7 @@ import {
   cleanup,
   cliPaths,
 } from "./lib/cli-hosts.mjs";
+import { scratchDir } from "../js/helpers/scratch.mjs";
 
 const HOST_TIMEOUT = 45_000;
 const TEST_TIMEOUT = 60_000;
@@ -175,7 +175,7 @@ test(
         { text: "The echo server said echo:ping" },
       ],
     });
-    const logDir = fs.mkdtempSync(path.join(os.tmpdir(), "e2e-echo-mcp-"));
+    const logDir = scratchDir("e2e-echo-mcp-");
     const mcpLog = path.join(logDir, "calls.jsonl");
     const home = setupClaudeHome({ server: up, mcpServers: echoMcpServer({ log: mcpLog }) });
     try {
@@ -401,7 +401,7 @@ test(
   `Codex ${codexVersion}: MCP echo tool via tool_search, namespaced call, result in the next request`,
   { timeout: TEST_TIMEOUT },
   async () => {
-    const logDir = fs.mkdtempSync(path.join(os.tmpdir(), "e2e-echo-mcp-"));
+    const logDir = scratchDir("e2e-echo-mcp-");
     const mcpLog = path.join(logDir, "calls.jsonl");
     const up = await startResponsesServer({
       script: [

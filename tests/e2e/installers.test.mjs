@@ -4,11 +4,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { startServer, toolNames } from "./lib/scripted-server.mjs";
 import { runHostCli, runOpenCode, runPi, setupOpenCodeHome, setupPiHome } from "./lib/hosts.mjs";
 import { installedPackage } from "./lib/package.mjs";
+import { scratchDir } from "../js/helpers/scratch.mjs";
 
 const FIVE = [
   "smart_compact_search",
@@ -37,7 +37,7 @@ test(
       assert.equal(r.code, 0, r.stderr);
       const cfg = JSON.parse(fs.readFileSync(path.join(home.configDir, "opencode.json"), "utf8"));
       assert.ok(cfg.plugin.includes(pkg.dir), JSON.stringify(cfg.plugin));
-      const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "sc-inst-oc-"));
+      const stateDir = scratchDir("sc-inst-oc-");
       const run = await runOpenCode({
         home,
         prompt: "run echo hi",
@@ -65,7 +65,7 @@ test(
       const home = setupPiHome({ server: srv });
       const r = await runHostCli(home, ["install", pkg.dir]);
       assert.equal(r.code, 0, r.stderr);
-      const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "sc-inst-pi-"));
+      const stateDir = scratchDir("sc-inst-pi-");
       const run = await runPi({
         home,
         discover: true,

@@ -5,12 +5,12 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import http from "node:http";
-import os from "node:os";
 import path from "node:path";
 import { startAnthropicServer } from "./lib/anthropic-server.mjs";
 import { startResponsesServer } from "./lib/responses-server.mjs";
 import { runClaude, runCodex, setupClaudeHome, setupCodexHome } from "./lib/cli-hosts.mjs";
 import { installedPackage } from "./lib/package.mjs";
+import { scratchDir } from "../js/helpers/scratch.mjs";
 
 const POINTER = "[smarter-compact] This session continues.";
 const COMPRESSED = "[smarter-compact] output compressed:";
@@ -154,7 +154,7 @@ test(
         { text: "Still fine." },
       ],
     });
-    const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "sc-e2e-claude-"));
+    const stateDir = scratchDir("sc-e2e-claude-");
     let proxy = await packagedProxy(pkg, up, stateDir);
     const relay = await recordingRelay(`http://127.0.0.1:${proxy.port}`);
     const mcp = {
@@ -293,7 +293,7 @@ test(
         { text: "Still fine." },
       ],
     });
-    const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "sc-e2e-codex-"));
+    const stateDir = scratchDir("sc-e2e-codex-");
     let proxy = await packagedProxy(pkg, up, stateDir);
     const relay = await recordingRelay(`http://127.0.0.1:${proxy.port}`);
     const mcp = {

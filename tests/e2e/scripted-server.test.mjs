@@ -2,9 +2,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { startServer, toolNames, lastUserText, toolResults } from "./lib/scripted-server.mjs";
+import { scratchDir } from "../js/helpers/scratch.mjs";
 
 const TOOLS = [{ type: "function", function: { name: "bash", parameters: { type: "object" } } }];
 
@@ -52,7 +52,7 @@ function collect(sse) {
 }
 
 test("scripted server: steps, functions, parallel calls, aux requests, errors, log", async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "e2e-srv-"));
+  const dir = scratchDir("e2e-srv-");
   const log = path.join(dir, "req.jsonl");
   const srv = await startServer({
     log,

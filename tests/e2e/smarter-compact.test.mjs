@@ -4,12 +4,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { startServer, toolNames, toolResults } from "./lib/scripted-server.mjs";
 import { runOpenCode, runPi, setupOpenCodeHome, setupPiHome } from "./lib/hosts.mjs";
 import { installedPackage } from "./lib/package.mjs";
+import { scratchDir } from "../js/helpers/scratch.mjs";
 
 const TRIM_AT = 6000;
 const FIVE = [
@@ -128,7 +128,7 @@ for (const h of hosts) {
         { text: "Still working." },
       ];
       const srv = await startServer({ script });
-      const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "sc-e2e-state-"));
+      const stateDir = scratchDir("sc-e2e-state-");
       const env = { SMARTER_COMPACT_STATE_DIR: stateDir, CONTEXT_TRIM_AT_TOKENS: String(TRIM_AT) };
       const home = h.setup(srv, pkg);
       try {

@@ -1,13 +1,11 @@
 // The public API on the built wasm package: transform, fail-open, strict errors with codes.
 import assert from "node:assert/strict";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { test } from "node:test";
 import { constants, createCompactor, version } from "../../npm/js/index.js";
 import { engineModule } from "../../npm/js/wasm.js";
+import { scratchDir } from "./helpers/scratch.mjs";
 
-const stateDir = mkdtempSync(join(tmpdir(), "sc-api-"));
+const stateDir = scratchDir("sc-api-");
 let sessions = 0;
 const open = (config = {}) =>
   createCompactor({ sessionId: `api-test-${++sessions}`, stateDir, config });

@@ -2,11 +2,11 @@
 // SMARTER_COMPACT_MODEL_DIR): reference vectors and errors. The host's event loop during a
 // background backlog is measured in hybrid-probe.test.mjs.
 import assert from "node:assert/strict";
-import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { createEmbedder, DIM } from "../../npm/js/embedder.js";
+import { scratchDir } from "./helpers/scratch.mjs";
 
 const data = new URL("../data/", import.meta.url);
 const reference = JSON.parse(
@@ -57,7 +57,7 @@ test("bad input rejects with E_ARG; no texts give no vectors", async () => {
 });
 
 test("a missing model dir rejects with E_NO_MODEL and says how to build it", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "sc-no-model-"));
+  const dir = scratchDir("sc-no-model-");
   await assert.rejects(createEmbedder({ modelDir: dir }), (e) => {
     assert.ok(e instanceof Error);
     assert.equal(e.code, "E_NO_MODEL");
@@ -68,7 +68,7 @@ test("a missing model dir rejects with E_NO_MODEL and says how to build it", asy
 });
 
 test("an unreadable model rejects with E_EMBED", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "sc-bad-model-"));
+  const dir = scratchDir("sc-bad-model-");
   writeFileSync(join(dir, "minilm-l6-v2.onnx"), "not an onnx file");
   copyFileSync(join(embedder.info.modelDir, "tokenizer.json"), join(dir, "tokenizer.json"));
   await assert.rejects(createEmbedder({ modelDir: dir }), { code: "E_EMBED" });
@@ -76,7 +76,7 @@ test("an unreadable model rejects with E_EMBED", async () => {
 
 test('search mode "hybrid" embeds the whole backlog first; without a model it is an error, not full-text', async () => {
   const { createCompactor } = await import("../../npm/js/index.js");
-  const stateDir = mkdtempSync(join(tmpdir(), "sc-hybrid-"));
+  const stateDir = scratchDir("sc-hybrid-");
   const { messages } = JSON.parse(
     readFileSync(new URL("sessions/swe-traj/django__django-11087.json", data), "utf8"),
   );

@@ -1,7 +1,6 @@
 // Faults the host must survive: a trapped or corrupted wasm instance is replaced, and the session
 // goes on from what its store holds.
 import assert from "node:assert/strict";
-import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -15,7 +14,7 @@ const { history } = loadSession(
 const REQS = requests(history);
 
 test("a corrupted wasm instance: that request fails open, the next one runs on a fresh instance", async () => {
-  const stateDir = mkdtempSync(join(tmpdir(), "sc-trap-"));
+  const stateDir = scratchDir("sc-trap-");
   const ser = (m) => JSON.stringify(m);
   // Reference: the same requests with no fault.
   const ref = await createCompactor({
@@ -58,6 +57,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { openSqlite, sessionPath } from "../../npm/js/index.js";
+import { scratchDir } from "./helpers/scratch.mjs";
 
 const WORKER = fileURLToPath(new URL("./helpers/fault-worker.mjs", import.meta.url));
 const FILE = fileURLToPath(
@@ -74,7 +74,7 @@ async function rows(path, sql) {
 }
 
 test("two processes on one session: both go on, every message is stored once, the file stays sound", async () => {
-  const stateDir = mkdtempSync(join(tmpdir(), "sc-two-"));
+  const stateDir = scratchDir("sc-two-");
   const run = () =>
     new Promise((resolve) => {
       const p = spawn(
@@ -112,7 +112,7 @@ test("two processes on one session: both go on, every message is stored once, th
 });
 
 test("a process killed while sql.js exports: the file is whole and holds every flushed message", async () => {
-  const stateDir = mkdtempSync(join(tmpdir(), "sc-kill-"));
+  const stateDir = scratchDir("sc-kill-");
   const p = spawn(process.execPath, [WORKER, "flushing", stateDir, FILE], {
     stdio: ["ignore", "pipe", "inherit"],
   });
@@ -138,7 +138,7 @@ test("a process killed while sql.js exports: the file is whole and holds every f
 });
 
 test("a read-only state dir (a user who cannot write it): requests pass through, status says why", async () => {
-  const stateDir = mkdtempSync(join(tmpdir(), "sc-ro-"));
+  const stateDir = scratchDir("sc-ro-");
   chmodSync(stateDir, 0o555);
   const script = `
     import { createCompactor } from ${JSON.stringify(new URL("../../npm/js/index.js", import.meta.url).href)};
@@ -164,7 +164,7 @@ test("a read-only state dir (a user who cannot write it): requests pass through,
 });
 
 test("a panic in the engine: its message reaches the Error (E_PANIC) and the next call runs on a new instance", async () => {
-  const stateDir = mkdtempSync(join(tmpdir(), "sc-panic-"));
+  const stateDir = scratchDir("sc-panic-");
   const c = await createCompactor({ sessionId: "panic", stateDir, embedder: false });
   await c.transform(structuredClone(REQS[3]));
   const glue = await engineModule();

@@ -1,11 +1,10 @@
 // The Pi and OpenCode formats on the built package: long sessions built from messages recorded
 // in the real hosts, replayed request by request as each host would call its hook.
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import { createCompactor } from "../../npm/js/index.js";
+import { scratchDir } from "./helpers/scratch.mjs";
 
 const fixture = (name) =>
   JSON.parse(
@@ -14,7 +13,7 @@ const fixture = (name) =>
       "utf8",
     ),
   );
-const stateDir = mkdtempSync(join(tmpdir(), "sc-hosts-"));
+const stateDir = scratchDir("sc-hosts-");
 const ser = (x) => JSON.stringify(x);
 const bigOutput = (k) =>
   Array.from({ length: 400 }, (_, i) => `${k}:${i} build step ok value=${i * 7}`).join("\n");

@@ -1,13 +1,11 @@
 // Hostile and huge input on the built package: a 10 MB single-line output, a 100k-message session,
 // deeply nested JSON, outputs that imitate the pointer or the result fences, lone UTF-16 surrogates.
 import assert from "node:assert/strict";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { test } from "node:test";
 import { createCompactor } from "../../npm/js/index.js";
+import { scratchDir } from "./helpers/scratch.mjs";
 
-const stateDir = mkdtempSync(join(tmpdir(), "sc-hostile-"));
+const stateDir = scratchDir("sc-hostile-");
 let n = 0;
 const open = (config = {}) =>
   createCompactor({ sessionId: `h${++n}`, stateDir, config, embedder: false });

@@ -6,13 +6,12 @@
 // verbatim). The sessions are ingested through the compactor and embedded in the background, as a
 // host would run it; the host's event loop is measured while that backlog is embedded.
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFileSync, rmSync } from "node:fs";
 import { createHistogram } from "node:perf_hooks";
 import { after, before, test } from "node:test";
 import { createCompactor } from "../../npm/js/index.js";
 import { createEmbedder } from "../../npm/js/embedder.js";
+import { scratchDir } from "./helpers/scratch.mjs";
 
 const SESSIONS = ["django__django-11299", "sphinx-doc__sphinx-10449", "sympy__sympy-13974"];
 const sessionsDir = new URL("../data/sessions/swe-traj/", import.meta.url);
@@ -55,7 +54,7 @@ let embedder;
 let stateDir;
 before(async () => {
   embedder = await createEmbedder();
-  stateDir = mkdtempSync(join(tmpdir(), "sc-probe-"));
+  stateDir = scratchDir("sc-probe-");
 });
 after(async () => {
   await embedder?.close();

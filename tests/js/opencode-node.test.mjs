@@ -1,11 +1,10 @@
 // The OpenCode plugin under plain Node 20, as the desktop app runs it: no bun:sqlite, the hooks
 // called with messages shaped like the ones OpenCode really passed (recorded in the real host).
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import plugin from "../../npm/js/hosts/opencode.js";
+import { scratchDir } from "./helpers/scratch.mjs";
 
 const recorded = JSON.parse(
   readFileSync(new URL("../e2e/fixtures/recorded-opencode-messages.json", import.meta.url), "utf8"),
@@ -42,7 +41,7 @@ function history(steps) {
 test("the plugin works under Node 20 with a Node SQLite backend", async () => {
   assert.equal(typeof globalThis.Bun, "undefined");
   assert.equal(plugin.id, "smarter-compact");
-  const stateDir = mkdtempSync(join(tmpdir(), "sc-oc-node-"));
+  const stateDir = scratchDir("sc-oc-node-");
   const hooks = await plugin.server({}, { stateDir, trimAtTokens: 1500 });
   assert.deepEqual(Object.keys(hooks.tool).sort(), [
     "compact_context",

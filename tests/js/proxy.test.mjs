@@ -2,13 +2,13 @@
 // streaming as it arrives, headers, fail-open, and no open relay.
 import assert from "node:assert/strict";
 import http from "node:http";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync } from "node:fs";
 import Database from "better-sqlite3";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import zlib from "node:zlib";
 import { startProxy } from "../../npm/js/proxy/server.js";
+import { scratchDir } from "./helpers/scratch.mjs";
 
 /** A fake upstream: records requests; answers with `reply(req, body, res)` or a small JSON. */
 async function upstream(reply) {
@@ -46,7 +46,7 @@ async function withProxy(up, fn, config = { trimAtTokens: 3000 }) {
   const proxy = await startProxy({
     port: 0,
     upstreams: { anthropic: up.url, openai: `${up.url}/v1` },
-    stateDir: mkdtempSync(join(tmpdir(), "sc-proxy-")),
+    stateDir: scratchDir("sc-proxy-"),
     config,
   });
   try {
@@ -336,7 +336,7 @@ test("fail-open, upstream errors as sent, no open relay", async () => {
 test("with sql.js the store is on disk before the request goes upstream (the MCP server reads the file)", async () => {
   // sql.js keeps the database in memory and writes it a second after the last change; the agent's
   // recall tools run in another process and read the file, so the proxy writes it at once.
-  const stateDir = mkdtempSync(join(tmpdir(), "sc-proxy-"));
+  const stateDir = scratchDir("sc-proxy-");
   const up = await upstream();
   const proxy = await startProxy({
     port: 0,

@@ -1,12 +1,12 @@
 // Done-when 2 of the engine issue, on the built wasm package: all 32 real sessions replayed
 // request by request at trim_at 8k, 16k and 32k.
 import assert from "node:assert/strict";
-import { mkdtempSync, readdirSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { createCompactor } from "../../npm/js/index.js";
 import { loadSession, replay } from "../../npm/js/sessions.js";
+import { scratchDir } from "./helpers/scratch.mjs";
 
 const DIR = new URL("../data/sessions/swe-traj/", import.meta.url).pathname;
 const sessions = readdirSync(DIR)
@@ -31,7 +31,7 @@ function pairing(msgs) {
 async function run(s, trimAt) {
   const c = await createCompactor({
     sessionId: "replay",
-    stateDir: mkdtempSync(join(tmpdir(), "sc-rs-")),
+    stateDir: scratchDir("sc-rs-"),
     config: { trimAtTokens: trimAt },
   });
   const steps = [];

@@ -2,18 +2,18 @@
 // Chromium (Debian's `chromium`, installed by `make test`) into a screenshot.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { createCompactor } from "../../npm/js/index.js";
 import { loadSession, replay } from "../../npm/js/sessions.js";
+import { scratchDir } from "./helpers/scratch.mjs";
 
 const CLI = fileURLToPath(new URL("../../npm/js/cli.js", import.meta.url));
 
 test("report renders a real session's timeline and tables in Chromium", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "sc-report-"));
+  const dir = scratchDir("sc-report-");
   const { history } = loadSession(
     fileURLToPath(new URL("../../data/demo-session.json", import.meta.url)),
   );

@@ -3,15 +3,14 @@
 // quick query under a deadline shorter than its start-up, a long query is still stopped at the
 // deadline, and a runner that never gets ready is stopped by the start-up bound.
 import assert from "node:assert/strict";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { runReadonlySql } from "../../npm/js/sql.js";
 import { openSqlite } from "../../npm/js/shims/index.js";
+import { scratchDir } from "./helpers/scratch.mjs";
 
 const KIND = "better-sqlite3";
-const dir = mkdtempSync(join(tmpdir(), "sc-sql-deadline-"));
+const dir = scratchDir("sc-sql-deadline-");
 const path = join(dir, "db.sqlite");
 const db = await openSqlite({ path, backend: KIND });
 db.exec("CREATE TABLE t (x INTEGER)", []);

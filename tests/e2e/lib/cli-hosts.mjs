@@ -33,6 +33,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { scratchDir } from "../../js/helpers/scratch.mjs";
 
 export const E2E_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const NODE_MODULES = path.join(E2E_DIR, "node_modules");
@@ -79,7 +80,7 @@ export function cliPaths() {
 
 function mkRoot(prefix, base = process.env.E2E_TMP || os.tmpdir()) {
   fs.mkdirSync(base, { recursive: true });
-  return fs.mkdtempSync(path.join(base, prefix));
+  return scratchDir(prefix, base);
 }
 
 /** Codex refuses to create its PATH aliases under the system temp dir (warning on every run),

@@ -18,6 +18,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { DEFAULT_MODEL } from "./scripted-server.mjs";
+import { scratchDir } from "../../js/helpers/scratch.mjs";
 
 export const E2E_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const NODE_MODULES = path.join(E2E_DIR, "node_modules");
@@ -71,7 +72,7 @@ export function hostPaths() {
 function mkRoot(prefix) {
   const base = process.env.E2E_TMP || os.tmpdir();
   fs.mkdirSync(base, { recursive: true });
-  return fs.mkdtempSync(path.join(base, prefix));
+  return scratchDir(prefix, base);
 }
 
 function serverUrl({ server, baseURL }) {

@@ -2,9 +2,9 @@
 // empty project. End-to-end tests load the plugin from there, never from the source tree.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { scratchDir } from "../../js/helpers/scratch.mjs";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 let installed = null;
@@ -12,7 +12,7 @@ let installed = null;
 /** Packs npm/ and installs the tarball into a fresh project: `{ tarball, project, dir }`. */
 export function installedPackage() {
   if (installed) return installed;
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), "sc-pack-"));
+  const root = scratchDir("sc-pack-");
   const npm = (args, cwd) =>
     execFileSync("npm", args, { cwd, stdio: ["ignore", "pipe", "pipe"], encoding: "utf8" });
   const out = npm(["pack", "--json", "--pack-destination", root], path.join(REPO, "npm"));

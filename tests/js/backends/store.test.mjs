@@ -5,21 +5,20 @@
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { createCompactor, sessionPath } from "../../../npm/js/index.js";
 import { loadSession, requests } from "../../../npm/js/sessions.js";
+import { scratchDir } from "../helpers/scratch.mjs";
 
 const BACKEND = process.env.SMARTER_COMPACT_SQLITE;
 const SESSIONS = fileURLToPath(new URL("../../data/sessions/swe-traj/", import.meta.url));
 const FILE = join(SESSIONS, "psf__requests-1142.json");
 const { history } = loadSession(FILE);
 const REQS = requests(history);
-const fresh = () =>
-  mkdtempSync(join(tmpdir(), `sc-store-${(BACKEND ?? "default").replace(/\W/g, "")}-`));
+const fresh = () => scratchDir(`sc-store-${(BACKEND ?? "default").replace(/\W/g, "")}-`);
 const sha = (p) => createHash("sha256").update(readFileSync(p)).digest("hex");
 
 async function replayAll(stateDir, sessionId = "s", trimAt = 16000, reqs = REQS) {

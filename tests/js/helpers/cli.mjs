@@ -1,12 +1,11 @@
 // Running the built command line in tests: a clean environment (no engine variables of the
 // machine, HOME in a temp dir) and a state dir holding real replayed sessions.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createCompactor } from "../../../npm/js/index.js";
 import { loadSession, replay } from "../../../npm/js/sessions.js";
+import { scratchDir } from "./scratch.mjs";
 
 export const CLI = fileURLToPath(new URL("../../../npm/js/cli.js", import.meta.url));
 export const HOSTS = fileURLToPath(new URL("../../../npm/js/hosts/", import.meta.url));
@@ -53,14 +52,5 @@ export async function replayInto(stateDir, file, sessionId) {
   return { history, status, last };
 }
 
-const made = [];
-process.on("exit", () => {
-  for (const d of made) rmSync(d, { recursive: true, force: true });
-});
-
 /** A fresh temp directory, removed when the test process exits. */
-export function tempDir(prefix = "sc-cli-") {
-  const d = mkdtempSync(join(tmpdir(), prefix));
-  made.push(d);
-  return d;
-}
+export const tempDir = (prefix = "sc-cli-") => scratchDir(prefix);
