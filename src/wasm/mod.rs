@@ -83,6 +83,7 @@ impl Engine {
     }
 }
 
+#[cfg(feature = "engine-api")]
 #[wasm_bindgen]
 impl Engine {
     /// Opens the engine for a session over the host's SQLite connection.
