@@ -14,10 +14,9 @@ import plugin from "smarter-compact";
 import opencode from "smarter-compact/opencode";
 import pi from "smarter-compact/pi";
 import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { scratchDir } from "../js/helpers/scratch.mjs";
-const c = await createCompactor({ sessionId: "pack", stateDir: scratchDir("pack-") });
+// A fresh state directory inside the consumer project, which the test removes with it.
+const c = await createCompactor({ sessionId: "pack", stateDir: mkdtempSync(join(process.cwd(), "state-")) });
 const msgs = [{ role: "user", content: "hello" }, { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "bash", arguments: "{}" } }] }, { role: "tool", tool_call_id: "c1", content: "x ".repeat(9000) }];
 const { stats } = await c.transform(msgs, { format: "openai" });
 const status = await c.status();
