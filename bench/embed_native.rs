@@ -8,7 +8,7 @@ use std::time::Instant;
 use serde_json::Value;
 use smarter_compact::embed::Embedder;
 
-#[path = "../tests/support/model_files.rs"]
+#[path = "model_files.rs"]
 mod model_files;
 use model_files::{model_bytes, model_dir, read, repo};
 

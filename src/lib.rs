@@ -12,7 +12,6 @@
 
 pub mod compress;
 pub mod config;
-#[cfg(feature = "embed")]
 pub mod embed;
 pub mod engine;
 pub mod error;

@@ -1,5 +1,5 @@
 //! Vectors in the store, hybrid search and the memory bank, natively over rusqlite. The vectors
-//! here are synthetic (one-hot); the real model's accuracy is tested in tests/embed.rs.
+//! here are synthetic (one-hot); the real model's accuracy is tested in tests/js/embed.test.mjs.
 
 mod common;
 

@@ -1,5 +1,7 @@
 // The wasm embedder in its worker thread, on the real model (npm/models/, or
-// SMARTER_COMPACT_MODEL_DIR): reference vectors and errors. The host's event loop during a
+// SMARTER_COMPACT_MODEL_DIR): reference vectors, batching, edge-case texts and errors. This is
+// the embedder's test suite: the shipped embedder is this wasm build, so the tract model is not
+// also built natively for a test (`cargo bench --features embed` runs it natively). The host's event loop during a
 // background backlog is measured in hybrid-probe.test.mjs.
 import assert from "node:assert/strict";
 import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
@@ -45,9 +47,55 @@ test("the 40 reference texts match sentence-transformers (cos >= 0.999)", async 
   console.log(
     `wasm: 40 reference texts, cos min ${min.toFixed(7)} (1 - min ${(1 - min).toExponential(1)}) mean ${mean.toFixed(7)}`,
   );
-  // One at a time through the queue gives the same vectors as the batched call.
+  // Calls queued at once in the worker give the same vectors as the one batched call.
   const single = await Promise.all(reference.texts.slice(0, 6).map((t) => embedder.embed([t])));
   single.forEach(([v], i) => assert.ok(cos(v, vectors[i]) > 0.99999, `text ${i}: single vs batch`));
+});
+
+test("texts batched with padding give the vectors they get alone", async () => {
+  // Many short texts beside a few long ones, so the embedder's planner pads real batches.
+  const short = [
+    "ok",
+    "cargo test",
+    "fn main() {}",
+    "error[E0308]: mismatched types",
+    "ls -la src/",
+  ];
+  const texts = [
+    ...reference.texts.slice(0, 4),
+    ...Array.from({ length: 20 }, (_, i) => short[i % 5]),
+  ];
+  const batched = await embedder.embed(texts);
+  assert.equal(batched.length, texts.length);
+  for (const [i, t] of texts.entries()) {
+    const [alone] = await embedder.embed([t]);
+    const diff = Math.max(...alone.map((x, j) => Math.abs(x - batched[i][j])));
+    assert.ok(
+      diff < 1e-5,
+      `text ${i} (${JSON.stringify(t.slice(0, 20))}): batched differs by ${diff}`,
+    );
+  }
+});
+
+test("empty, megabyte, space-led and one-huge-word texts each give a unit vector", async () => {
+  const unit = (v) => Math.abs(norm(v) - 1) < 1e-4;
+  const maxDiff = (a, b) => Math.max(...a.map((x, j) => Math.abs(x - b[j])));
+  const [empty] = await embedder.embed([""]);
+  assert.ok(unit(empty), "the empty text embeds like [CLS] [SEP]");
+  // 1 MB of words: the tokenizer reads a 16 KiB prefix, which must give the whole text's vector.
+  const long = "the build failed because the linker ran out of memory; ".repeat(18_000);
+  const [whole, prefix] = await embedder.embed([long, long.slice(0, 5_000)]);
+  assert.ok(unit(whole));
+  assert.ok(maxDiff(whole, prefix) < 1e-6, "the prefix shortcut changed the vector");
+  // Mostly whitespace: no shortcut; leading spaces do not change BERT's tokens.
+  const [spaced, plain] = await embedder.embed([
+    " ".repeat(100_000) + "hello world",
+    "hello world",
+  ]);
+  assert.ok(maxDiff(spaced, plain) < 1e-6);
+  // One huge word of two-byte characters (no whitespace to cut at): [UNK], still a vector.
+  const [word] = await embedder.embed(["é".repeat(20_000)]);
+  assert.ok(unit(word));
 });
 
 test("bad input rejects with E_ARG; no texts give no vectors", async () => {
@@ -80,14 +128,15 @@ test('search mode "hybrid" embeds the whole backlog first; without a model it is
   const { messages } = JSON.parse(
     readFileSync(new URL("sessions/swe-traj/django__django-11087.json", data), "utf8"),
   );
+  // The first 30 messages (64 chunks): a real backlog at a third of the whole session's embedding.
   const c = await createCompactor({ sessionId: "forced", stateDir, embedder });
-  await c.transform(messages, { model: "test" });
+  await c.transform(messages.slice(0, 30), { model: "test" });
   const found = await c.search("the failing test and the traceback", {
     scope: "all",
     mode: "hybrid",
   });
   assert.equal(found.mode, "hybrid");
-  assert.ok(found.coverage.chunks > 50, `${found.coverage.chunks} chunks`);
+  assert.ok(found.coverage.chunks >= 30, `${found.coverage.chunks} chunks`);
   assert.equal(found.coverage.embedded, found.coverage.chunks, "every chunk has its vector");
   await c.close();
   const none = await createCompactor({ sessionId: "no-model", stateDir, embedder: false });

@@ -1,4 +1,4 @@
-//! The real model's files for the native embedder tests and bench: `models/out/` (from
+//! The real model's files for the native embedder bench: `models/out/` (from
 //! `make model`) or the folder in SMARTER_COMPACT_MODEL_DIR.
 
 use std::path::PathBuf;
