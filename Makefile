@@ -14,7 +14,7 @@ WASM := target/$(WASM_TARGET)/release/smarter_compact.wasm
 # The wasm-bindgen CLI must equal the crate version in Cargo.lock.
 WBG_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/"/,"",$$3); print $$3}' Cargo.lock)
 
-.PHONY: check-wasm-pack setup setup-rust setup-chromium model build build-edit build-embed test test-rust test-js test-e2e demo bench bench-embed fuzz clean \
+.PHONY: check-wasm-pack setup setup-rust setup-chromium model build build-edit embed-wasm build-embed test test-rust test-js test-e2e demo bench bench-embed fuzz clean \
 	lint lint-fast lint-types \
 	store-sql.js store-better-sqlite3 store-node-sqlite store-bun-sqlite
 
@@ -53,9 +53,12 @@ model: $(MODEL)
 
 ## The embedder: a separate wasm build (feature `embed`: tract-onnx + tokenizers, ~17 MB) in its
 ## own target dir so it never rebuilds the engine's, copied with the model into the npm package.
+## The compile does not need the model, so `make -j` builds both at once.
 EMBED_WASM := target/embed/$(WASM_TARGET)/release/smarter_compact.wasm
-build-embed: setup-rust $(MODEL)
+embed-wasm: setup-rust
 	$(CARGO) build --lib --release --target $(WASM_TARGET) --features embed --target-dir target/embed
+
+build-embed: embed-wasm $(MODEL)
 	wasm-bindgen --target web --remove-name-section --remove-producers-section --out-dir pkg-embed $(EMBED_WASM)
 	rm -rf npm/pkg-embed npm/models
 	cp -r pkg-embed npm/pkg-embed
@@ -144,14 +147,15 @@ lint-types: build node_modules/.package-lock.json
 	node_modules/.bin/tsc --noEmit -p tsconfig.json
 
 ## Everything that checks the project. The seconds-long lints come first, so a formatting or eslint
-## failure shows at once. Then every build, linted as it compiles, side by side (-j3 on two cores:
-## the embedder's wasm spends minutes in one single-threaded optimisation, the native tests wait
-## on their slowest test) with the native tests; then the package's types, and its JS tests beside
+## failure shows at once. Then every build, linted as it compiles, side by side (-j4 on two cores:
+## the embedder's wasm, the longest, starts first and spends minutes in one single-threaded
+## optimisation; the model's Python build mostly reads and writes; the native tests wait on their
+## slowest test) with the native tests; then the package's types, and its JS tests beside
 ## the real hosts on the built package (the hosts' suite keeps about one core busy).
 test: setup
 	@echo "== make test started at $$(date +%T)"
 	$(MAKE) --no-print-directory lint-fast
-	$(MAKE) --no-print-directory LINTED=1 -j3 --output-sync=target test-rust build build-embed tests/e2e/node_modules/.package-lock.json
+	$(MAKE) --no-print-directory LINTED=1 -j4 --output-sync=target build-embed test-rust build tests/e2e/node_modules/.package-lock.json
 	$(MAKE) --no-print-directory LINTED=1 lint-types
 	$(MAKE) --no-print-directory LINTED=1 -j2 --output-sync=target test-js test-e2e
 
