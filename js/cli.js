@@ -17,8 +17,10 @@ sessions (state dir: --state-dir D, else SMARTER_COMPACT_STATE_DIR, else ~/.loca
                                              (timeline of tokens, trims, compressions, cache reuse)
 
 configuration
-  context set <model-pattern> <tokens>       set [context_proxy.trim_at] in config.toml
-  context show [--json]                      the thresholds in force
+  context set <model-pattern> <tokens|N%> [--project DIR]
+                                             set [context_proxy.trim_at] in config.toml, or in
+                                             the project's .smarter-compact.toml
+  context show [--project DIR] [--json]      every value in force and where it came from
   enable opencode|pi [--project DIR]         register the plugin in OpenCode's opencode.json
                                              or Pi's settings.json (idempotent)
   enable claude|codex [--port N]             point Claude Code / Codex at the loopback proxy, register
@@ -58,16 +60,19 @@ const COMMANDS = {
     const [sub, ...rest] = argv;
     const { contextSet, contextShow } = await import("./cli/context.js");
     if (sub === "set") {
-      const { flags, positional } = parseArgs(rest, { values: STATE });
-      const [pattern, tokens] = expectPositional(
+      const { flags, positional } = parseArgs(rest, { values: [...STATE, "--project"] });
+      const [pattern, value] = expectPositional(
         positional,
         ["model-pattern", "tokens"],
         "context set",
       );
-      return contextSet({ pattern, tokens, stateDir: flags.stateDir }, out);
+      return contextSet({ pattern, value, ...flags }, out);
     }
     if (sub === "show") {
-      const { flags, positional } = parseArgs(rest, { values: STATE, switches: ["--json"] });
+      const { flags, positional } = parseArgs(rest, {
+        values: [...STATE, "--project"],
+        switches: ["--json"],
+      });
       expectPositional(positional, [], "context show");
       return contextShow(flags, out);
     }

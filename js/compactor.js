@@ -158,7 +158,14 @@ class Compactor {
 
   /** Rewrites one request. */
   async transform(messages, opts = {}) {
-    const { model = "", format = "openai", strict = false, overheadTokens = 0 } = opts;
+    const {
+      model = "",
+      format = "openai",
+      strict = false,
+      overheadTokens = 0,
+      contextWindow = 0,
+      reserveTokens = 0,
+    } = opts;
     try {
       if (!Array.isArray(messages)) throw codedError("E_ARG", "messages must be an array");
       if (typeof format !== "string") throw codedError("E_FORMAT", "format must be a string");
@@ -170,7 +177,14 @@ class Compactor {
         throw codedError("E_ARG", `messages must be JSON-serialisable: ${e.message}`, e);
       }
       const result = JSON.parse(
-        engine.transform(body, { model, format, overheadTokens, nowMs: Date.now() }),
+        engine.transform(body, {
+          model,
+          format,
+          overheadTokens,
+          contextWindow,
+          reserveTokens,
+          nowMs: Date.now(),
+        }),
       );
       this.#storeError = null;
       const { messages: out, sources } = applyRewrite(messages, result.rewrite);
@@ -208,6 +222,7 @@ class Compactor {
           trimmed: false,
           compressed: 0,
           fail_open: true,
+          notice: null,
           error: { code: err.code, message: err.message },
         },
       };
@@ -386,6 +401,7 @@ export async function createCompactor({
   config,
   embedder,
   readonly = false,
+  projectDir = null,
 } = {}) {
   if (typeof sessionId !== "string") throw codedError("E_BAD_ID", "sessionId must be a string");
   const glue = await engineModule();
@@ -394,7 +410,7 @@ export async function createCompactor({
   return new Compactor(
     sessionId,
     dir,
-    engineOptions(dir, config),
+    engineOptions(dir, config, projectDir),
     sqlite,
     embedder,
     readonly === true,

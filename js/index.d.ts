@@ -57,12 +57,17 @@ export interface SmarterCompactError<C extends string = ErrorCode> extends Error
 export interface Config {
   /** One threshold for every model (CONTEXT_TRIM_AT_TOKENS). */
   trimAtTokens?: number;
+  /** Built-in thresholds are capped at this share of the model's window less the host's
+   * reserve (0.6; also "60%"). */
+  trimAtFraction?: number | string;
   /** The in-flight turn is trimmed to this fraction of the threshold (0.3). */
   trimToFraction?: number;
   /** Tool results above this many tokens are compressed (4000). */
   compressOverTokens?: number;
   /** Recall from a memory bank on trim (off). */
   compactionRecall?: boolean;
+  /** One notice in the host's UI on each new cut (on; CONTEXT_NOTIFY=0 turns it off). */
+  notify?: boolean;
   /** Tools never compressed nor trimmed from the in-flight turn. */
   protectedTools?: string[];
   /** Name of the memory bank (`<state dir>/context/banks/<name>.db`). */
@@ -112,6 +117,12 @@ export interface TransformOptions {
   strict?: boolean;
   /** Tokens of the request outside the messages (system prompt, tool definitions). */
   overheadTokens?: number;
+  /** The model's context window in tokens, when the host knows it: built-in thresholds are
+   * capped at `trim_at_fraction` of it and `"60%"` thresholds are taken of it. */
+  contextWindow?: number;
+  /** Tokens the host keeps free below the window (its own compaction fires above
+   * window − reserve); the built-in thresholds stay at `trim_at_fraction` of what is left. */
+  reserveTokens?: number;
 }
 
 /** The stats of a request that went out unchanged because of an error. */
@@ -208,6 +219,9 @@ export function createCompactor(opts: {
   /** Used in the background only; `false` for none; default: the package's model when installed. */
   embedder?: Embedder | false;
   /** Open the existing store to read it only: nothing is created or written (E_NO_SESSION, E_STORE_WAL, E_READONLY). */ readonly?: boolean;
+  /** Where the project's `.smarter-compact.toml` is looked for (this folder, then up to the
+   * repository's root); none by default. */
+  projectDir?: string | null;
 }): Promise<Compactor>;
 
 /** The sentence embedder (all-MiniLM-L6-v2, 384 floats, unit length) in a worker thread. */
@@ -301,6 +315,8 @@ export function codedError<C extends string>(
  * stores live and which SQLite backend they use. */
 export interface HostOptions extends Config {
   stateDir?: string;
+  /** Where the project's `.smarter-compact.toml` is looked for (default: the host's directory). */
+  projectDir?: string;
   sqlite?: BackendName | HostSqlite;
 }
 

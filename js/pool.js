@@ -4,9 +4,11 @@ import { createCompactor } from "./compactor.js";
 
 const CONFIG_KEYS = [
   "trimAtTokens",
+  "trimAtFraction",
   "trimToFraction",
   "compressOverTokens",
   "compactionRecall",
+  "notify",
   "protectedTools",
   "memoryBank",
 ];
@@ -18,7 +20,8 @@ export function configFrom(options = {}) {
   return config;
 }
 
-/** One compactor per session id, created on first use. */
+/** One compactor per session id, created on first use; `options.projectDir` is where the
+ * project's `.smarter-compact.toml` is looked for. */
 export function compactorPool(options = {}) {
   const pool = new Map();
   return {
@@ -30,6 +33,7 @@ export function compactorPool(options = {}) {
           stateDir: options.stateDir,
           sqlite: options.sqlite,
           config: configFrom(options),
+          projectDir: options.projectDir,
         });
         pool.set(sessionId, c);
         c.catch(() => pool.delete(sessionId)); // a bad id is not cached; the next call reports it again

@@ -15,7 +15,8 @@ export function statusText(s) {
   if (s.trim_at_table) {
     const table = s.trim_at_override
       ? `${s.trim_at_override} tokens for every model (CONTEXT_TRIM_AT_TOKENS)`
-      : s.trim_at_table.map(([p, t]) => `${p} ${k(t)}`).join(", ");
+      : s.trim_at_table.map(([p, t]) => `${p} ${typeof t === "number" ? k(t) : t}`).join(", ") +
+        ` (built-in values at most ${Math.round(s.trim_at_fraction * 100)}% of the window less the host's reserve)`;
     lines.push(
       `trim at: ${table}; in-flight turn trimmed to ${s.trim_to_fraction} of it; tool results over ${s.compress_over_tokens} tokens compressed`,
     );

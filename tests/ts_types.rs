@@ -231,6 +231,8 @@ fn the_declared_results_match_what_a_real_engine_returns() {
         format: Format::OpenAi,
         model: "m".into(),
         overhead_tokens: 0,
+        context_window: 0,
+        reserve_tokens: 0,
         now_ms: 0,
     };
     let (mut trimmed, mut compressed) = (0, 0);

@@ -1,5 +1,5 @@
 // What the OpenCode plugin and the Pi extension share: the standing instruction, the manual-trim
-// command, the system prompt's size, and the session pool.
+// command, the system prompt's size, the model's window, and the session pool.
 import { toolDefinitions } from "../tools.js";
 import { engineModule } from "../wasm.js";
 
@@ -16,6 +16,13 @@ export const COMPACT_COMMAND = "smarter-compact:compact";
 /** Estimated tokens of a system prompt, counted against the threshold. */
 export async function promptTokens(text) {
   return text ? (await engineModule()).estimateTokens(text) : 0;
+}
+
+/** A token count the host reported (a window, an output limit), or 0 when it is missing or not
+ * a positive number. */
+export function windowTokens(value) {
+  const n = Number(value);
+  return Number.isFinite(n) && n > 0 ? Math.floor(n) : 0;
 }
 
 export { toolDefinitions };

@@ -10,7 +10,20 @@ import {
   promptTokens,
   safeSessionId,
   toolDefinitions,
+  windowTokens,
 } from "./common.js";
+
+// OpenCode's cap on a model's output tokens (OUTPUT_TOKEN_MAX), the reserve its compaction keeps.
+const OPENCODE_OUTPUT_MAX = 32_000;
+
+/** One toast in OpenCode's TUI; nothing when there is none (`opencode run`), never a throw. */
+function toast(client, message) {
+  try {
+    client?.tui?.showToast?.({ body: { message, variant: "info" } })?.catch?.(() => {});
+  } catch {
+    // no TUI to tell
+  }
+}
 
 const sessionOf = (messages) => messages.find((m) => m?.info?.sessionID)?.info.sessionID;
 
@@ -24,9 +37,12 @@ function modelOf(messages) {
   return "";
 }
 
-async function server(_input, options = {}) {
-  const pool = compactorPool(options);
+async function server(input, options = {}) {
+  // The project's .smarter-compact.toml is looked for from the directory OpenCode runs in.
+  const pool = compactorPool({ projectDir: input?.directory, ...options });
+  const client = input?.client; // the SDK client: toasts in the TUI
   const systemTokens = new Map(); // session → estimated tokens of the system prompt
+  const windows = new Map(); // session → { contextWindow, reserveTokens } of its model
   const tools = {};
   for (const def of await toolDefinitions()) {
     tools[def.name] = {
@@ -64,8 +80,22 @@ async function server(_input, options = {}) {
       if (!Array.isArray(output?.system)) return;
       if (!output.system.some((s) => s.includes(STANDING_INSTRUCTION)))
         output.system.push(STANDING_INSTRUCTION);
-      if (input?.sessionID)
+      if (!input?.sessionID) return;
+      try {
         systemTokens.set(input.sessionID, await promptTokens(output.system.join("\n")));
+        // OpenCode compacts on its own above the window less the model's output limit (at
+        // most 32,000 tokens): the threshold stays below that.
+        const limit = input.model?.limit;
+        const contextWindow = windowTokens(limit?.context);
+        const maxOutput = windowTokens(limit?.output);
+        if (contextWindow)
+          windows.set(input.sessionID, {
+            contextWindow,
+            reserveTokens: Math.min(maxOutput || OPENCODE_OUTPUT_MAX, OPENCODE_OUTPUT_MAX),
+          });
+      } catch {
+        // never break the host: the request goes on with what is known
+      }
     },
     async "experimental.chat.messages.transform"(_input, output) {
       const messages = output?.messages;
@@ -77,8 +107,10 @@ async function server(_input, options = {}) {
           format: "opencode",
           model: modelOf(messages),
           overheadTokens: systemTokens.get(sid) ?? 0,
+          ...windows.get(sid),
         });
         if (res.messages !== messages) messages.splice(0, messages.length, ...res.messages);
+        if (res.stats?.notice) toast(client, res.stats.notice);
       } catch {
         // never break the host: the request goes out as it came
       }

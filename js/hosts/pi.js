@@ -8,12 +8,18 @@ import {
   promptTokens,
   safeSessionId,
   toolDefinitions,
+  windowTokens,
 } from "./common.js";
+
+// Pi compacts on its own once the context passes the window less `compaction.reserveTokens`
+// (16,384 unless the user's settings say otherwise); the threshold stays below that.
+const PI_RESERVE_TOKENS = 16_384;
 
 const sessionOf = (ctx) => safeSessionId(ctx?.sessionManager?.getSessionId?.() ?? "pi");
 
 export default async function smarterCompact(pi, options = {}) {
-  const pool = compactorPool(options);
+  // Pi runs in the project's directory: its .smarter-compact.toml is looked for from there.
+  const pool = compactorPool({ projectDir: process.cwd(), ...options });
   let systemTokens = 0;
 
   for (const def of await toolDefinitions()) {
@@ -60,7 +66,16 @@ export default async function smarterCompact(pi, options = {}) {
         format: "pi",
         model: ctx?.model?.id ?? "",
         overheadTokens: systemTokens,
+        contextWindow: windowTokens(ctx?.model?.contextWindow),
+        reserveTokens: PI_RESERVE_TOKENS,
       });
+      if (res.stats?.notice) {
+        try {
+          ctx?.ui?.notify?.(res.stats.notice, "info");
+        } catch {
+          // no UI to tell (print mode)
+        }
+      }
       return { messages: res.messages };
     } catch {
       return undefined; // never break the host: the request goes out as it came

@@ -3,22 +3,31 @@
 
 use serde_json::Value;
 
-use super::{first_line, parse_int};
+use super::{first_line, TrimAt};
 
-/// `config.toml` text with `[context_proxy.trim_at]` `pattern = tokens` set, everything else
-/// (comments, order, other tables) kept as it was.
-pub fn set_trim_at(toml_text: &str, pattern: &str, tokens: u32) -> crate::Result<String> {
+/// `config.toml` text with `[context_proxy.trim_at]` `pattern = value` set, everything else
+/// (comments, order, other tables) kept as it was. `value` is whole tokens (`"120000"`) or a
+/// share of the model's window (`"60%"`), as [`TrimAt::parse`] reads it.
+pub fn set_trim_at(toml_text: &str, pattern: &str, value: &str) -> crate::Result<String> {
     let pattern = pattern.trim().to_ascii_lowercase();
     if pattern.is_empty() || pattern.len() > 200 || pattern.chars().any(char::is_control) {
         return Err(crate::Error::InvalidArgument(
             "the model pattern must be 1–200 printable characters".into(),
         ));
     }
-    if parse_int(&tokens.to_string(), 1_000, 10_000_000).is_none() {
-        return Err(crate::Error::InvalidArgument(format!(
-            "tokens must be in 1000..=10000000, got {tokens}"
-        )));
-    }
+    let item: toml_edit::Value = match TrimAt::parse(value) {
+        Some(TrimAt::Tokens(t)) => i64::from(t).into(),
+        Some(share @ TrimAt::Share(_)) => serde_json::to_value(share)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default()
+            .into(),
+        None => {
+            return Err(crate::Error::InvalidArgument(format!(
+                "the threshold must be whole tokens in 1000..=10000000 or a percentage of the window like 60%, got {value:?}"
+            )))
+        }
+    };
     let mut doc: toml_edit::DocumentMut =
         toml_text.parse().map_err(|e: toml_edit::TomlError| {
             crate::Error::InvalidArgument(format!(
@@ -50,10 +59,10 @@ pub fn set_trim_at(toml_text: &str, pattern: &str, tokens: u32) -> crate::Result
         // Keep the comment on the line being edited.
         Some(v) => {
             let decor = v.decor().clone();
-            *v = i64::from(tokens).into();
+            *v = item;
             *v.decor_mut() = decor;
         }
-        None => table[pattern.as_str()] = toml_edit::value(i64::from(tokens)),
+        None => table[pattern.as_str()] = toml_edit::value(item),
     }
     Ok(doc.to_string())
 }
@@ -154,33 +163,41 @@ mod tests {
     #[test]
     fn context_set_keeps_comments_and_other_keys() {
         let before = "# my settings\n[context_proxy]\ncompress_over_tokens = 3000 # lower\n\n[context_proxy.trim_at]\nhaiku = 90000\n\n[other]\nx = 1\n";
-        let edited = set_trim_at(before, "haiku", 80_000).unwrap();
+        let edited = set_trim_at(before, "haiku", "80000").unwrap();
         assert!(edited.contains("haiku = 80000\n"));
         assert_eq!(
             set_trim_at(
                 "[context_proxy.trim_at]\nhaiku = 95000 # fast\n",
                 "haiku",
-                90_000
+                "90000"
             )
             .unwrap(),
             "[context_proxy.trim_at]\nhaiku = 90000 # fast\n"
         );
-        let after = set_trim_at(before, "Claude-Sonnet-*", 180_000).unwrap();
+        let after = set_trim_at(before, "Claude-Sonnet-*", "180000").unwrap();
         assert!(after
             .starts_with("# my settings\n[context_proxy]\ncompress_over_tokens = 3000 # lower\n"));
         assert!(after.contains("haiku = 90000\n\"claude-sonnet-*\" = 180000\n"));
         assert!(after.contains("[other]\nx = 1"));
         let c = Config::resolve(&env(&[]), Some(&after), &json!({}));
-        assert_eq!(c.trim_at_for("claude-sonnet-4"), 180_000);
+        assert_eq!(c.trim_at_for("claude-sonnet-4", 0, 0), 180_000);
         assert_eq!(
-            set_trim_at(&after, "claude-sonnet-*", 180_000).unwrap(),
+            set_trim_at(&after, "claude-sonnet-*", "180000").unwrap(),
             after,
             "idempotent"
         );
-        let fresh = set_trim_at("", "default", 100_000).unwrap();
+        let fresh = set_trim_at("", "default", "100000").unwrap();
         assert_eq!(fresh, "[context_proxy.trim_at]\ndefault = 100000\n");
-        assert_eq!(set_trim_at("", "x", 5).unwrap_err().code(), "E_ARG");
-        assert_eq!(set_trim_at("[oops", "x", 5000).unwrap_err().code(), "E_ARG");
+        assert_eq!(set_trim_at("", "x", "5").unwrap_err().code(), "E_ARG");
+        assert_eq!(
+            set_trim_at("[oops", "x", "5000").unwrap_err().code(),
+            "E_ARG"
+        );
+        assert_eq!(set_trim_at("", "x", "150%").unwrap_err().code(), "E_ARG");
+        let share = set_trim_at("", "claude-*", " 60% ").unwrap();
+        assert_eq!(share, "[context_proxy.trim_at]\n\"claude-*\" = \"60%\"\n");
+        let c = Config::resolve(&env(&[]), Some(&share), &json!({}));
+        assert_eq!(c.trim_at_for("claude-opus-4", 200_000, 0), 120_000);
     }
 
     #[test]

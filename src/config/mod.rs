@@ -1,33 +1,43 @@
-//! Configuration: built-in defaults, then `config.toml`, then the environment, then the options
-//! the host passes (later wins). An invalid value never fails a request: the default is used and
-//! a warning is kept for `context_status` and the request stats.
+//! Configuration: built-in defaults, then the user's `config.toml`, then the project's
+//! `.smarter-compact.toml`, then the environment, then the options the host passes (later wins).
+//! An invalid value never fails a request: the default is used and a warning is kept for
+//! `context_status` and the request stats. Where each value in force came from is kept too.
 
 use std::collections::BTreeMap;
 
 #[cfg(feature = "edit")]
 mod edit;
 
+mod threshold;
+
 #[cfg(feature = "edit")]
 pub use edit::{set_trim_at, toml_remove, toml_set};
+pub use threshold::{TrimAt, DEFAULT_TRIM_AT_FRACTION};
+use threshold::{BUILTIN_TRIM_AT, KNOWN_WINDOWS};
 
 use serde_json::Value;
-
-/// Built-in per-model thresholds (pattern, tokens): the seed's table.
-const BUILTIN_TRIM_AT: [(&str, u32); 2] = [("haiku", 95_000), ("default", 125_000)];
 
 /// Everything the engine reads from configuration.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Config {
     /// One threshold for every model (`CONTEXT_TRIM_AT_TOKENS`), overriding the table.
     pub trim_at_override: Option<u32>,
-    /// Per-model thresholds: lower-case pattern (`*` globs, otherwise substring) → tokens.
-    pub trim_at_table: Vec<(String, u32)>,
+    /// Per-model thresholds: lower-case pattern (`*` globs, otherwise substring) → tokens or a
+    /// share of the window.
+    pub trim_at_table: Vec<(String, TrimAt)>,
+    /// A built-in threshold is capped at this fraction of the usable window (the window less
+    /// the host's reserve), when the window is known (`CONTEXT_TRIM_AT_FRACTION`).
+    pub trim_at_fraction: f64,
+    /// Context windows by model pattern, used when the host does not tell the window.
+    pub window_table: Vec<(String, u32)>,
     /// The in-flight turn is trimmed to this fraction of the threshold (`CONTEXT_TRIM_TO_FRACTION`).
     pub trim_to_fraction: f64,
     /// Tool results above this many tokens are compressed (`CONTEXT_COMPRESS_OVER_TOKENS`).
     pub compress_over_tokens: u32,
     /// Recall from a memory bank on trim (`CONTEXT_COMPACTION_RECALL`).
     pub compaction_recall: bool,
+    /// Tell the user in the host's UI about each new cut (`CONTEXT_NOTIFY`, on by default).
+    pub notify: bool,
     /// Tool exchanges of the in-flight turn that always stay.
     pub keep_last_exchanges: usize,
     /// A trim must free at least this fraction of the threshold (loop guard).
@@ -38,6 +48,20 @@ pub struct Config {
     pub memory_bank: Option<String>,
     /// What was invalid and replaced by its default.
     pub warnings: Vec<String>,
+    /// Where each value that is not the built-in one came from: the key as `config.toml`
+    /// spells it (`trim_to_fraction`, `trim_at.<pattern>`, `context_window.<pattern>`) → the
+    /// file's label, the environment variable or `option <name>`.
+    pub origins: BTreeMap<String, String>,
+}
+
+/// One configuration file's text and the label it is shown under (`config.toml`,
+/// `.smarter-compact.toml`); later files override earlier ones.
+#[derive(Debug, Clone, Copy)]
+pub struct ConfigFile<'a> {
+    /// How warnings and `origins` name the file.
+    pub label: &'a str,
+    /// Its TOML text.
+    pub text: &'a str,
 }
 
 impl Default for Config {
@@ -46,28 +70,37 @@ impl Default for Config {
             trim_at_override: None,
             trim_at_table: BUILTIN_TRIM_AT
                 .iter()
+                .map(|(p, t)| (p.to_string(), TrimAt::Tokens(*t)))
+                .collect(),
+            trim_at_fraction: DEFAULT_TRIM_AT_FRACTION,
+            window_table: KNOWN_WINDOWS
+                .iter()
                 .map(|(p, t)| (p.to_string(), *t))
                 .collect(),
             trim_to_fraction: 0.3,
             compress_over_tokens: 4_000,
             compaction_recall: false,
+            notify: true,
             keep_last_exchanges: 3,
             min_free_fraction: 0.1,
             protected_tools: Vec::new(),
             memory_bank: None,
             warnings: Vec::new(),
+            origins: BTreeMap::new(),
         }
     }
 }
 
 /// Environment variables the engine reads (the host passes them in; the core never reads the
 /// process environment itself).
-pub const ENV_KEYS: [&str; 5] = [
+pub const ENV_KEYS: [&str; 7] = [
     "CONTEXT_TRIM_AT_TOKENS",
+    "CONTEXT_TRIM_AT_FRACTION",
     "CONTEXT_TRIM_TO_FRACTION",
     "CONTEXT_COMPRESS_OVER_TOKENS",
     "CONTEXT_COMPACTION_RECALL",
     "CONTEXT_MEMORY_BANK",
+    "CONTEXT_NOTIFY",
 ];
 
 /// One configurable value: its names in each source and how to check it.
@@ -81,6 +114,11 @@ const TRIM_AT: Key = Key {
     env: "CONTEXT_TRIM_AT_TOKENS",
     toml: "trim_at_tokens",
     camel: "trimAtTokens",
+};
+const WINDOW_FRACTION: Key = Key {
+    env: "CONTEXT_TRIM_AT_FRACTION",
+    toml: "trim_at_fraction",
+    camel: "trimAtFraction",
 };
 const FRACTION: Key = Key {
     env: "CONTEXT_TRIM_TO_FRACTION",
@@ -97,6 +135,11 @@ const BANK: Key = Key {
     toml: "memory_bank",
     camel: "memoryBank",
 };
+const NOTIFY: Key = Key {
+    env: "CONTEXT_NOTIFY",
+    toml: "notify",
+    camel: "notify",
+};
 const RECALL: Key = Key {
     env: "CONTEXT_COMPACTION_RECALL",
     toml: "compaction_recall",
@@ -104,38 +147,64 @@ const RECALL: Key = Key {
 };
 
 impl Config {
-    /// Resolves the configuration from `config.toml` text, environment variables and host
-    /// options (a JSON object with camelCase or snake_case keys).
+    /// Resolves the configuration from the user's `config.toml` text, environment variables and
+    /// host options (a JSON object with camelCase or snake_case keys).
     pub fn resolve(
         env: &BTreeMap<String, String>,
         toml_text: Option<&str>,
         options: &Value,
     ) -> Config {
+        let files: Vec<ConfigFile> = toml_text
+            .map(|text| ConfigFile {
+                label: "config.toml",
+                text,
+            })
+            .into_iter()
+            .collect();
+        Config::resolve_files(env, &files, options)
+    }
+
+    /// Resolves the configuration from configuration files (each over the ones before it), then
+    /// environment variables, then host options.
+    pub fn resolve_files(
+        env: &BTreeMap<String, String>,
+        files: &[ConfigFile],
+        options: &Value,
+    ) -> Config {
         let mut c = Config::default();
-        let mut section = toml::Table::new();
-        if let Some(text) = toml_text {
-            match text.parse::<toml::Table>() {
-                Ok(t) => {
-                    section = t
-                        .get("context_proxy")
+        // Each file's `[context_proxy]` section, in order.
+        let mut sections: Vec<(&str, toml::Table)> = Vec::new();
+        for file in files {
+            match file.text.parse::<toml::Table>() {
+                Ok(t) => sections.push((
+                    file.label,
+                    t.get("context_proxy")
                         .and_then(|v| v.as_table())
                         .cloned()
-                        .unwrap_or_default();
-                }
+                        .unwrap_or_default(),
+                )),
                 Err(e) => c.warn(format!(
-                    "config.toml is not valid TOML ({}); ignored",
+                    "{} is not valid TOML ({}); ignored",
+                    file.label,
                     first_line(&e.to_string())
                 )),
             }
         }
-        if let Some(table) = section.get("trim_at") {
-            c.read_trim_table(table);
+        for (label, section) in &sections {
+            if let Some(table) = section.get("trim_at") {
+                c.read_trim_table(label, table);
+            }
+            if let Some(table) = section.get("context_window") {
+                c.read_window_table(label, table);
+            }
         }
         // Each value: the last source that has it wins; each source's value is checked.
         let sources = |key: &Key| -> Vec<(String, String)> {
             let mut found = Vec::new();
-            if let Some(v) = section.get(key.toml) {
-                found.push((format!("config.toml {}", key.toml), toml_scalar(v)));
+            for (label, section) in &sections {
+                if let Some(v) = section.get(key.toml) {
+                    found.push((format!("{label} {}", key.toml), toml_scalar(v)));
+                }
             }
             if let Some(v) = env.get(key.env) {
                 if !v.trim().is_empty() {
@@ -151,9 +220,24 @@ impl Config {
         };
         for (src, raw) in sources(&TRIM_AT) {
             match parse_int(&raw, 1_000, 10_000_000) {
-                Some(v) => c.trim_at_override = Some(v),
+                Some(v) => {
+                    c.trim_at_override = Some(v);
+                    c.origins.insert(TRIM_AT.toml.into(), src);
+                }
                 None => c.warn(format!(
                     "{src}={raw:?} is not a whole number of tokens in 1000..=10000000; ignored"
+                )),
+            }
+        }
+        for (src, raw) in sources(&WINDOW_FRACTION) {
+            match parse_share(&raw).filter(|f| (0.1..=0.95).contains(f)) {
+                Some(v) => {
+                    c.trim_at_fraction = v;
+                    c.origins.insert(WINDOW_FRACTION.toml.into(), src);
+                }
+                None => c.warn(format!(
+                    "{src}={raw:?} is not a fraction (or percentage) of the window in 0.1..=0.95; using {}",
+                    c.trim_at_fraction
                 )),
             }
         }
@@ -164,7 +248,10 @@ impl Config {
                 .ok()
                 .filter(|f| (0.05..=0.9).contains(f))
             {
-                Some(v) => c.trim_to_fraction = v,
+                Some(v) => {
+                    c.trim_to_fraction = v;
+                    c.origins.insert(FRACTION.toml.into(), src);
+                }
                 None => c.warn(format!(
                     "{src}={raw:?} is not a fraction in 0.05..=0.9; using {}",
                     c.trim_to_fraction
@@ -173,7 +260,10 @@ impl Config {
         }
         for (src, raw) in sources(&COMPRESS) {
             match parse_int(&raw, 200, 10_000_000) {
-                Some(v) => c.compress_over_tokens = v,
+                Some(v) => {
+                    c.compress_over_tokens = v;
+                    c.origins.insert(COMPRESS.toml.into(), src);
+                }
                 None => c.warn(format!(
                     "{src}={raw:?} is not a whole number of tokens in 200..=10000000; using {}",
                     c.compress_over_tokens
@@ -181,75 +271,55 @@ impl Config {
             }
         }
         for (src, raw) in sources(&RECALL) {
-            match raw.trim() {
-                "1" | "true" | "on" | "yes" => c.compaction_recall = true,
-                "0" | "false" | "off" | "no" | "" => c.compaction_recall = false,
-                _ => c.warn(format!("{src}={raw:?} is not 0 or 1; recall stays off")),
-            }
+            let Some(on) = parse_switch(&raw) else {
+                c.warn(format!("{src}={raw:?} is not 0 or 1; recall stays off"));
+                continue;
+            };
+            c.compaction_recall = on;
+            c.origins.insert(RECALL.toml.into(), src);
+        }
+        for (src, raw) in sources(&NOTIFY) {
+            let Some(on) = parse_switch(&raw) else {
+                c.warn(format!(
+                    "{src}={raw:?} is not 0 or 1; notices stay as they were"
+                ));
+                continue;
+            };
+            c.notify = on;
+            c.origins.insert(NOTIFY.toml.into(), src);
         }
         for (src, raw) in sources(&BANK) {
             match crate::store::validate_id(raw.trim()) {
-                Ok(()) => c.memory_bank = Some(raw.trim().to_string()),
+                Ok(()) => {
+                    c.memory_bank = Some(raw.trim().to_string());
+                    c.origins.insert(BANK.toml.into(), src);
+                }
                 Err(e) => c.warn(format!(
                     "{src}={raw:?} is not a usable bank name ({e}); no memory bank"
                 )),
             }
         }
-        c.read_protected(section.get("protected_tools").map(toml_to_json).as_ref());
-        c.read_protected(
-            options
-                .get("protectedTools")
-                .or(options.get("protected_tools")),
-        );
+        for (label, section) in &sections {
+            let v = section.get("protected_tools").map(toml_to_json);
+            c.read_protected(label, v.as_ref());
+        }
+        let from_host = options
+            .get("protectedTools")
+            .map(|v| ("option protectedTools", v));
+        let from_host = from_host.or(options
+            .get("protected_tools")
+            .map(|v| ("option protected_tools", v)));
+        if let Some((name, v)) = from_host {
+            c.read_protected(name, Some(v));
+        }
         c
-    }
-
-    /// The threshold for a model: the global override, else the most specific matching pattern
-    /// of the table, else its `default` entry.
-    pub fn trim_at_for(&self, model: &str) -> u32 {
-        if let Some(t) = self.trim_at_override {
-            return t;
-        }
-        let model = model.to_ascii_lowercase();
-        let mut best: Option<(usize, u32)> = None;
-        for (pattern, tokens) in &self.trim_at_table {
-            if pattern != "default"
-                && pattern_matches(pattern, &model)
-                && best.is_none_or(|(len, _)| pattern.len() > len)
-            {
-                best = Some((pattern.len(), *tokens));
-            }
-        }
-        best.map(|(_, t)| t).unwrap_or_else(|| {
-            self.trim_at_table
-                .iter()
-                .find(|(p, _)| p == "default")
-                .map_or(125_000, |(_, t)| *t)
-        })
     }
 
     fn warn(&mut self, w: String) {
         self.warnings.push(w);
     }
 
-    fn read_trim_table(&mut self, table: &toml::Value) {
-        let Some(table) = table.as_table() else {
-            self.warn("config.toml [context_proxy.trim_at] is not a table; ignored".into());
-            return;
-        };
-        for (pattern, v) in table {
-            match v.as_integer().and_then(|i| parse_int(&i.to_string(), 1_000, 10_000_000)) {
-                Some(tokens) => {
-                    let pattern = pattern.to_ascii_lowercase();
-                    self.trim_at_table.retain(|(p, _)| *p != pattern);
-                    self.trim_at_table.push((pattern, tokens));
-                }
-                None => self.warn(format!("config.toml trim_at {pattern:?} = {v} is not a whole number of tokens in 1000..=10000000; ignored")),
-            }
-        }
-    }
-
-    fn read_protected(&mut self, v: Option<&Value>) {
+    fn read_protected(&mut self, origin: &str, v: Option<&Value>) {
         let Some(v) = v.filter(|v| !v.is_null()) else {
             return;
         };
@@ -258,36 +328,34 @@ impl Config {
             .map(|a| a.iter().map(Value::as_str).collect::<Option<Vec<_>>>())
         {
             Some(Some(names)) => {
-                self.protected_tools = names.into_iter().map(str::to_string).collect()
+                self.protected_tools = names.into_iter().map(str::to_string).collect();
+                self.origins
+                    .insert("protected_tools".into(), origin.to_string());
             }
-            _ => self.warn("protected tools must be a list of tool names; ignored".into()),
+            _ => self.warn(format!(
+                "{origin} protected tools must be a list of tool names; ignored"
+            )),
         }
     }
 }
 
-/// `*` matches any run of characters; a pattern without `*` matches as a substring.
-fn pattern_matches(pattern: &str, model: &str) -> bool {
-    if !pattern.contains('*') {
-        return model.contains(pattern);
+/// `1`/`true`/`on`/`yes` or `0`/`false`/`off`/`no`/empty.
+fn parse_switch(raw: &str) -> Option<bool> {
+    match raw.trim() {
+        "1" | "true" | "on" | "yes" => Some(true),
+        "0" | "false" | "off" | "no" | "" => Some(false),
+        _ => None,
     }
-    let parts: Vec<&str> = pattern.split('*').collect();
-    let mut rest = model;
-    for (i, part) in parts.iter().enumerate() {
-        if i == 0 {
-            match rest.strip_prefix(part) {
-                Some(r) => rest = r,
-                None => return false,
-            }
-        } else if i == parts.len() - 1 {
-            return rest.ends_with(part);
-        } else {
-            match rest.find(part) {
-                Some(at) => rest = &rest[at + part.len()..],
-                None => return false,
-            }
-        }
-    }
-    true
+}
+
+/// `"0.6"` or `"60%"` → 0.6.
+fn parse_share(raw: &str) -> Option<f64> {
+    let raw = raw.trim();
+    let v = match raw.strip_suffix('%') {
+        Some(pct) => pct.trim().parse::<f64>().ok()? / 100.0,
+        None => raw.parse::<f64>().ok()?,
+    };
+    v.is_finite().then_some(v)
 }
 
 pub(crate) fn parse_int(raw: &str, min: u32, max: u32) -> Option<u32> {
@@ -327,7 +395,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pub(super) fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -337,8 +405,8 @@ mod tests {
     #[test]
     fn defaults_follow_the_seed() {
         let c = Config::resolve(&env(&[]), None, &json!({}));
-        assert_eq!(c.trim_at_for("claude-haiku-4-5"), 95_000);
-        assert_eq!(c.trim_at_for("gpt-5"), 125_000);
+        assert_eq!(c.trim_at_for("claude-haiku-4-5", 0, 0), 95_000);
+        assert_eq!(c.trim_at_for("gpt-5", 0, 0), 125_000);
         assert_eq!(c.trim_to_fraction, 0.3);
         assert_eq!(c.compress_over_tokens, 4_000);
         assert!(c.warnings.is_empty());
@@ -353,11 +421,65 @@ mod tests {
             ("CONTEXT_COMPACTION_RECALL", "maybe"),
         ]);
         let c = Config::resolve(&e, Some("not [toml"), &json!({}));
-        assert_eq!(c.trim_at_for("x"), 125_000);
+        assert_eq!(c.trim_at_for("x", 0, 0), 125_000);
         assert_eq!(c.trim_to_fraction, 0.3);
         assert_eq!(c.compress_over_tokens, 4_000);
         assert!(!c.compaction_recall);
         assert_eq!(c.warnings.len(), 5, "{:?}", c.warnings);
+    }
+
+    #[test]
+    fn the_project_file_over_the_users_with_origins() {
+        let user = "[context_proxy]\ntrim_to_fraction = 0.4\ncompress_over_tokens = 3000\n[context_proxy.trim_at]\nqwen = 30000\nhaiku = 90000\n";
+        let project = "[context_proxy]\ntrim_to_fraction = 0.2\nprotected_tools = [\"todowrite\"]\n[context_proxy.trim_at]\nqwen = \"50%\"\n";
+        let files = [
+            ConfigFile {
+                label: "config.toml",
+                text: user,
+            },
+            ConfigFile {
+                label: ".smarter-compact.toml",
+                text: project,
+            },
+        ];
+        let c = Config::resolve_files(&env(&[]), &files, &json!({}));
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        assert_eq!(c.trim_to_fraction, 0.2);
+        assert_eq!(c.compress_over_tokens, 3_000);
+        assert_eq!(c.trim_at_for("qwen3", 32_000, 0), 16_000);
+        assert_eq!(c.trim_at_for("claude-haiku-4-5", 0, 0), 90_000);
+        assert_eq!(c.protected_tools, ["todowrite"]);
+        let origin = |k: &str| c.origins.get(k).map(String::as_str);
+        assert_eq!(
+            origin("trim_to_fraction"),
+            Some(".smarter-compact.toml trim_to_fraction")
+        );
+        assert_eq!(
+            origin("compress_over_tokens"),
+            Some("config.toml compress_over_tokens")
+        );
+        assert_eq!(origin("trim_at.qwen"), Some(".smarter-compact.toml"));
+        assert_eq!(origin("trim_at.haiku"), Some("config.toml"));
+        assert_eq!(origin("protected_tools"), Some(".smarter-compact.toml"));
+        assert_eq!(origin("trim_at.default"), None, "built in");
+        let c = Config::resolve_files(
+            &env(&[("CONTEXT_TRIM_TO_FRACTION", "0.5")]),
+            &files,
+            &json!({"compressOverTokens": 900}),
+        );
+        assert_eq!(c.trim_to_fraction, 0.5);
+        assert_eq!(c.origins["trim_to_fraction"], "CONTEXT_TRIM_TO_FRACTION");
+        assert_eq!(c.compress_over_tokens, 900);
+        assert_eq!(
+            c.origins["compress_over_tokens"],
+            "option compressOverTokens"
+        );
+        let broken = [ConfigFile {
+            label: ".smarter-compact.toml",
+            text: "[oops",
+        }];
+        let c = Config::resolve_files(&env(&[]), &broken, &json!({}));
+        assert!(c.warnings[0].starts_with(".smarter-compact.toml is not valid TOML"));
     }
 
     #[test]
@@ -370,22 +492,15 @@ mod tests {
         );
         assert_eq!(c.compress_over_tokens, 2_000);
         assert_eq!(c.trim_to_fraction, 0.5);
-        assert_eq!(c.trim_at_for("claude-sonnet-4"), 180_000);
-        assert_eq!(c.trim_at_for("claude-3-5-haiku"), 90_000);
+        assert_eq!(c.trim_at_for("claude-sonnet-4", 0, 0), 180_000);
+        assert_eq!(c.trim_at_for("claude-3-5-haiku", 0, 0), 90_000);
         let c = Config::resolve(
             &env(&[("CONTEXT_TRIM_AT_TOKENS", "8000")]),
             Some(toml),
             &json!({}),
         );
-        assert_eq!(c.trim_at_for("claude-sonnet-4"), 8_000);
+        assert_eq!(c.trim_at_for("claude-sonnet-4", 0, 0), 8_000);
         let c = Config::resolve(&env(&[]), None, &json!({"trim_at_tokens": 6000}));
-        assert_eq!(c.trim_at_for("anything"), 6_000);
-    }
-
-    #[test]
-    fn glob_patterns() {
-        assert!(pattern_matches("claude-*-4*", "claude-opus-4-1"));
-        assert!(!pattern_matches("claude-*-4", "claude-opus-45x"));
-        assert!(pattern_matches("haiku", "claude-haiku-4-5"));
+        assert_eq!(c.trim_at_for("anything", 0, 0), 6_000);
     }
 }

@@ -31,6 +31,12 @@ pub struct TransformOptions {
     pub model: String,
     /// Tokens outside the messages (system prompt, tool definitions) when the host knows them.
     pub overhead_tokens: u32,
+    /// The model's context window in tokens when the host knows it (0: not known); built-in
+    /// thresholds are capped at a share of it and `"60%"` thresholds are taken of it.
+    pub context_window: u32,
+    /// Tokens the host keeps free below the window (its own compaction fires above
+    /// window − reserve); 0 when it has none or does not say.
+    pub reserve_tokens: u32,
     /// Host clock in milliseconds since the epoch (only recorded, never affects the output).
     pub now_ms: u64,
 }
@@ -170,7 +176,10 @@ impl<S: Store> Engine<S> {
             fps.push(fp);
         }
         let adapter = opts.format.adapter();
-        let trim_at = self.config.trim_at_for(&opts.model);
+        let window = self.config.window_for(&opts.model, opts.context_window);
+        let trim_at = self
+            .config
+            .trim_at_for(&opts.model, window, opts.reserve_tokens);
         let fresh = read::read_new(self, raws, &fps, adapter, trim_at)?;
         let n = raws.len();
         let first_new = n - fresh.messages.len();
@@ -261,11 +270,20 @@ impl<S: Store> Engine<S> {
             messages_before: n,
             messages_after: plan.len(),
             trim_at,
+            context_window: window,
             over_limit,
             prefix_reused,
             cut: cut_seq,
             removed_messages: cut.map_or(0, |c| c.removed_messages),
             warnings: self.config.warnings.clone(),
+            notice: (trimmed && self.config.notify).then(|| {
+                status::cut_notice(
+                    cut.map_or(0, |c| c.removed_messages),
+                    before_tokens,
+                    out_tokens,
+                    fresh.blobs.len(),
+                )
+            }),
         };
         drop(infos);
         self.store.commit(&RequestWrite {
@@ -345,6 +363,8 @@ impl TransformOptions {
             format,
             model,
             overhead_tokens: u32::try_from(number("overheadTokens")?).unwrap_or(u32::MAX),
+            context_window: u32::try_from(number("contextWindow")?).unwrap_or(u32::MAX),
+            reserve_tokens: u32::try_from(number("reserveTokens")?).unwrap_or(u32::MAX),
             now_ms: number("nowMs")?,
         })
     }

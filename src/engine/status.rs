@@ -25,6 +25,8 @@ pub struct Stats {
     pub messages_after: usize,
     /// Threshold in force for this model.
     pub trim_at: u32,
+    /// The model's context window the threshold was taken from (0: not known).
+    pub context_window: u32,
     /// Over the threshold: what must stay (system, task turn, last user turn, the last tool
     /// exchanges) is larger, and a further trim would not reach it or free 10% of it.
     pub over_limit: bool,
@@ -36,6 +38,31 @@ pub struct Stats {
     pub removed_messages: usize,
     /// Configuration values that were invalid and replaced by defaults.
     pub warnings: Vec<String>,
+    /// One line for the user when this request made a new cut and `notify` is on (the host shows
+    /// it in its UI; the model never sees it).
+    pub notice: Option<String>,
+}
+
+/// The notice of a new cut: what left the request, what the request weighs now, how to get it
+/// back.
+pub(super) fn cut_notice(
+    removed_messages: usize,
+    before: u64,
+    after: u64,
+    compressed: usize,
+) -> String {
+    let k = |t: u64| format!("{:.1}k", t as f64 / 1000.0);
+    let outputs = match compressed {
+        0 => String::new(),
+        1 => ", 1 large output compressed".to_string(),
+        n => format!(", {n} large outputs compressed"),
+    };
+    format!(
+        "smarter-compact: {removed_messages} older messages trimmed, request ≈{} → {} tokens{outputs}; \
+         all of it stays searchable (smart_compact_search)",
+        k(before),
+        k(after)
+    )
 }
 
 /// The last trim, for status.
@@ -58,8 +85,10 @@ pub struct Status {
     pub version: &'static str,
     /// One threshold for all models, when set.
     pub trim_at_override: Option<u32>,
-    /// Per-model thresholds.
-    pub trim_at_table: Vec<(String, u32)>,
+    /// Per-model thresholds (tokens, or a share of the window like `"60%"`).
+    pub trim_at_table: Vec<(String, crate::config::TrimAt)>,
+    /// The share of the window a built-in threshold is capped at.
+    pub trim_at_fraction: f64,
     /// In-flight trim target as a fraction of the threshold.
     pub trim_to_fraction: f64,
     /// Compression threshold.
@@ -97,6 +126,7 @@ impl<S: Store> Engine<S> {
             version: env!("CARGO_PKG_VERSION"),
             trim_at_override: c.trim_at_override,
             trim_at_table: c.trim_at_table.clone(),
+            trim_at_fraction: c.trim_at_fraction,
             trim_to_fraction: c.trim_to_fraction,
             compress_over_tokens: c.compress_over_tokens,
             compaction_recall: c.compaction_recall,

@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
-use crate::config::{Config, ENV_KEYS};
+use crate::config::{Config, ConfigFile, ENV_KEYS};
 use crate::error::ERROR_CODES;
 use crate::format::Format;
 use crate::store::{vectors::DIM, MAX_HITS, MAX_ID_LEN, MAX_ROWS, PAGE_LINES};
@@ -64,7 +64,12 @@ pub fn json(value: JsValue, what: &str) -> Result<Value> {
     from_js(value, what)
 }
 
-/// What configures an engine: `{config?: {...}, env?: {NAME: "value"}, toml?: "config.toml text"}`.
+/// How `origins` and warnings name the user's `config.toml` and the project's file.
+const USER_CONFIG: &str = "config.toml";
+const PROJECT_CONFIG: &str = ".smarter-compact.toml";
+
+/// What configures an engine: `{config?: {...}, env?: {NAME: "value"}, toml?: "config.toml
+/// text", projectToml?: "the project's .smarter-compact.toml text"}`.
 /// Values of `env` that are not strings are ignored, like unset variables.
 pub fn config(options: JsValue) -> Result<Config> {
     let opts = json(options, "options")?;
@@ -80,10 +85,17 @@ pub fn config(options: JsValue) -> Result<Config> {
                 .collect()
         })
         .unwrap_or_default();
-    let toml = opts.get("toml").and_then(Value::as_str);
-    Ok(Config::resolve(
+    // The user's file, then the project's over it.
+    let files: Vec<ConfigFile> = [("toml", USER_CONFIG), ("projectToml", PROJECT_CONFIG)]
+        .into_iter()
+        .filter_map(|(key, label)| {
+            let text = opts.get(key).and_then(Value::as_str)?;
+            Some(ConfigFile { label, text })
+        })
+        .collect();
+    Ok(Config::resolve_files(
         &env,
-        toml,
+        &files,
         opts.get("config").unwrap_or(&Value::Null),
     ))
 }
@@ -95,7 +107,7 @@ struct Constants {
     version: &'static str,
     formats: [&'static str; 5],
     error_codes: [&'static str; 13],
-    env_keys: [&'static str; 5],
+    env_keys: [&'static str; ENV_KEYS.len()],
     vector_dim: usize,
     max_search_hits: usize,
     max_sql_rows: usize,

@@ -4,17 +4,13 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::convert::{arg, error, json, Result};
+use super::convert::{error, json, Result};
 
-/// `config.toml` text with `[context_proxy.trim_at]` `pattern = tokens` set; comments kept.
+/// `config.toml` text with `[context_proxy.trim_at]` `pattern = value` set (whole tokens like
+/// `"120000"` or a share of the window like `"60%"`); comments kept.
 #[wasm_bindgen(js_name = setTrimAt)]
-pub fn set_trim_at_js(toml_text: &str, pattern: &str, tokens: f64) -> Result<String> {
-    if tokens.fract() != 0.0 || !(0.0..=f64::from(u32::MAX)).contains(&tokens) {
-        return Err(arg(format!(
-            "tokens must be a whole number in 1000..=10000000, got {tokens}"
-        )));
-    }
-    crate::config::set_trim_at(toml_text, pattern, tokens as u32).map_err(error)
+pub fn set_trim_at_js(toml_text: &str, pattern: &str, value: &str) -> Result<String> {
+    crate::config::set_trim_at(toml_text, pattern, value).map_err(error)
 }
 
 /// TOML text with the key at `path` set to `value`; comments kept.

@@ -24,10 +24,12 @@ export type EngineErrorCode =
 /** Environment variables the engine reads when the host passes them (`constants().envKeys`). */
 export type EnvKey =
   | "CONTEXT_TRIM_AT_TOKENS"
+  | "CONTEXT_TRIM_AT_FRACTION"
   | "CONTEXT_TRIM_TO_FRACTION"
   | "CONTEXT_COMPRESS_OVER_TOKENS"
   | "CONTEXT_COMPACTION_RECALL"
-  | "CONTEXT_MEMORY_BANK";
+  | "CONTEXT_MEMORY_BANK"
+  | "CONTEXT_NOTIFY";
 
 /** The contracts shared with JavaScript, read from the core. */
 export interface Constants {
@@ -51,7 +53,10 @@ export interface Constants {
 export interface EngineOptions {
   config?: Record<string, unknown>;
   env?: Record<string, string>;
+  /** The user's config.toml text. */
   toml?: string | null;
+  /** The project's .smarter-compact.toml text, over the user's file. */
+  projectToml?: string | null;
 }
 
 /** How the host describes one request. */
@@ -59,6 +64,10 @@ export interface RequestOptions {
   format?: string;
   model?: string;
   overheadTokens?: number;
+  /** The model's context window in tokens (0 or absent: not known). */
+  contextWindow?: number;
+  /** Tokens the host keeps free below the window (0 or absent: none). */
+  reserveTokens?: number;
   nowMs?: number;
 }
 
@@ -66,14 +75,20 @@ export interface RequestOptions {
 export interface EngineConfig {
   /** One threshold for every model (CONTEXT_TRIM_AT_TOKENS), overriding the table. */
   trim_at_override: number | null;
-  /** Per-model thresholds: [pattern, tokens]. */
-  trim_at_table: [string, number][];
+  /** Per-model thresholds: [pattern, tokens or a share of the window like "60%"]. */
+  trim_at_table: [string, number | string][];
+  /** A built-in threshold is capped at this fraction of the model's context window. */
+  trim_at_fraction: number;
+  /** Context windows by model pattern, for hosts that do not tell it: [pattern, tokens]. */
+  window_table: [string, number][];
   /** The in-flight turn is trimmed to this fraction of the threshold. */
   trim_to_fraction: number;
   /** Tool results above this many tokens are compressed. */
   compress_over_tokens: number;
   /** Recall from a memory bank on trim. */
   compaction_recall: boolean;
+  /** Tell the user in the host's UI about each new cut. */
+  notify: boolean;
   /** Tool exchanges of the in-flight turn that always stay. */
   keep_last_exchanges: number;
   /** A trim must free at least this fraction of the threshold. */
@@ -84,6 +99,10 @@ export interface EngineConfig {
   memory_bank: string | null;
   /** Invalid configuration values (defaults used). */
   warnings: string[];
+  /** Where each value that is not built in came from (`trim_to_fraction`, `trim_at.<pattern>`,
+   * `context_window.<pattern>` → `config.toml`, `.smarter-compact.toml`, the variable's name or
+   * `option <name>`). */
+  origins: Record<string, string>;
 }
 
 /** What happened to one request, as the engine reports it. */
@@ -103,6 +122,8 @@ export interface Stats {
   messages_after: number;
   /** Threshold in force for this model. */
   trim_at: number;
+  /** The model's context window the threshold was taken from (0: not known). */
+  context_window: number;
   /** Over the threshold only by what the rules never remove. */
   over_limit: boolean;
   /** The request starts with the previous rewritten request byte for byte. */
@@ -113,6 +134,8 @@ export interface Stats {
   removed_messages: number;
   /** Configuration values that were invalid and replaced by defaults. */
   warnings: string[];
+  /** One line for the user when this request made a new cut and `notify` is on. */
+  notice: string | null;
 }
 
 /** The last trim of a session. */
@@ -150,7 +173,8 @@ export interface StoreCounts {
 export interface Status {
   version: string;
   trim_at_override: number | null;
-  trim_at_table: [string, number][];
+  trim_at_table: [string, number | string][];
+  trim_at_fraction: number;
   trim_to_fraction: number;
   compress_over_tokens: number;
   compaction_recall: boolean;

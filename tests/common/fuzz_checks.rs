@@ -23,6 +23,8 @@ fn opts(format: Format) -> TransformOptions {
         format,
         model: String::new(),
         overhead_tokens: 0,
+        context_window: 0,
+        reserve_tokens: 0,
         now_ms: 0,
     }
 }

@@ -104,6 +104,8 @@ pub fn opts(format: Format) -> TransformOptions {
         format,
         model: "test-model".into(),
         overhead_tokens: 0,
+        context_window: 0,
+        reserve_tokens: 0,
         now_ms: 0,
     }
 }

@@ -183,6 +183,77 @@ describe("context set / show", () => {
       }).stdout,
     );
     assert.equal(env.trim_at_override, 50000);
+    assert.equal(env.origins.trim_at_tokens, "CONTEXT_TRIM_AT_TOKENS");
+  });
+
+  test("a project's .smarter-compact.toml over the user's config.toml, under the environment; show says where each came from", () => {
+    const state = tempDir();
+    mkdirSync(join(state, "context"));
+    writeFileSync(
+      join(state, "context", "config.toml"),
+      "[context_proxy]\ncompress_over_tokens = 3000\ntrim_to_fraction = 0.4\n[context_proxy.trim_at]\nhaiku = 90000\nqwen = 30000\n",
+    );
+    // The project's file is found from a folder below it, up to the repository's root.
+    const project = tempDir();
+    mkdirSync(join(project, ".git"));
+    mkdirSync(join(project, "src", "deep"), { recursive: true });
+    const set = run(["context", "set", "qwen", "50%", "--project", project, "--state-dir", state]);
+    assert.equal(set.code, 0, set.stderr);
+    const projectFile = join(project, ".smarter-compact.toml");
+    assert.equal(readFileSync(projectFile, "utf8"), '[context_proxy.trim_at]\nqwen = "50%"\n');
+    writeFileSync(
+      projectFile,
+      `${readFileSync(projectFile, "utf8")}[context_proxy]\ntrim_to_fraction = 0.2\n`,
+    );
+    // (a [context_proxy] table after its sub-table is valid TOML.)
+    const show = (env = {}) =>
+      JSON.parse(
+        run(
+          [
+            "context",
+            "show",
+            "--json",
+            "--project",
+            join(project, "src", "deep"),
+            "--state-dir",
+            state,
+          ],
+          { env },
+        ).stdout,
+      );
+    const s = show();
+    assert.equal(s.project_config_file, projectFile);
+    assert.equal(s.trim_at.qwen, "50%", "the project's entry replaces the user's");
+    assert.equal(s.trim_at.haiku, 90000, "the user's other entries stay");
+    assert.equal(s.trim_to_fraction, 0.2);
+    assert.equal(s.compress_over_tokens, 3000);
+    assert.equal(s.origins["trim_at.qwen"], ".smarter-compact.toml");
+    assert.equal(s.origins["trim_at.haiku"], "config.toml");
+    assert.equal(s.origins.trim_to_fraction, ".smarter-compact.toml trim_to_fraction");
+    assert.equal(s.origins.compress_over_tokens, "config.toml compress_over_tokens");
+    assert.equal(s.origins["trim_at.default"], undefined, "built in");
+    const e = show({ CONTEXT_TRIM_TO_FRACTION: "0.5" });
+    assert.equal(e.trim_to_fraction, 0.5);
+    assert.equal(e.origins.trim_to_fraction, "CONTEXT_TRIM_TO_FRACTION");
+    const human = run(["context", "show", "--project", project, "--state-dir", state]);
+    assert.equal(human.code, 0, human.stderr);
+    assert.match(human.stdout, /^project config: .*\.smarter-compact\.toml$/m);
+    assert.match(human.stdout, /"qwen"\s+50%\s+\.smarter-compact\.toml$/m);
+    assert.match(human.stdout, /"default"\s+125000\s+built-in$/m);
+    assert.match(
+      human.stdout,
+      /trimmed to: 0\.2 of the threshold \(\.smarter-compact\.toml trim_to_fraction\)/,
+    );
+    // Outside the repository (a folder with no project file up to a .git), only the user's file.
+    const other = tempDir();
+    mkdirSync(join(other, ".git"));
+    const none = JSON.parse(
+      run(["context", "show", "--json", "--project", other, "--state-dir", state]).stdout,
+    );
+    assert.equal(none.project_config_file, null);
+    assert.equal(none.trim_at.qwen, 30000);
+    assert.equal(run(["context", "set", "qwen", "150%", "--project", project]).code, 1);
+    assert.equal(run(["context", "set", "qwen", "half", "--project", project]).code, 2);
   });
 });
 
