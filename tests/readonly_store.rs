@@ -120,12 +120,7 @@ fn a_reader_sees_a_live_writers_wal_refuses_writes_and_changes_no_byte() {
     r.record_fail_open("m", 1);
     assert_eq!(r.status().fail_opens, 1, "counted in memory only");
     let store = r.store_mut();
-    let commit = store.commit(&RequestWrite {
-        messages: &[],
-        blobs: &[],
-        cut: None,
-        request: &RequestRecord::default(),
-    });
+    let commit = store.commit(&RequestWrite::request_only(&RequestRecord::default()));
     assert_eq!(commit.err().unwrap().code(), "E_READONLY");
     assert_eq!(store.db_for_write().err().unwrap().code(), "E_READONLY");
     drop(r);

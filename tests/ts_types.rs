@@ -233,6 +233,7 @@ fn the_declared_results_match_what_a_real_engine_returns() {
         overhead_tokens: 0,
         context_window: 0,
         reserve_tokens: 0,
+        cache_ttl_ms: 0,
         now_ms: 0,
     };
     let (mut trimmed, mut compressed) = (0, 0);
@@ -247,8 +248,16 @@ fn the_declared_results_match_what_a_real_engine_returns() {
         trimmed > 0 && compressed > 0,
         "the session trims and compresses"
     );
+    let plan = engine.request_restore().expect("restore");
+    assert!(plan.cut.is_some());
+    assert_type(&d, "RestorePlan", &serde_json::to_value(&plan).unwrap());
+    let last = Value::Array(requests(&history).pop().expect("a request")).to_string();
+    let stats = engine.transform(&last, &opts).expect("transform").stats;
+    assert!(stats.restored.is_some() && stats.notice.is_some());
+    assert_type(&d, "Stats", &serde_json::to_value(&stats).unwrap());
     let status = serde_json::to_value(engine.status()).unwrap();
     assert!(status["last_trim"].is_object() && status["stored"].is_object());
+    assert!(status["hold_below"].is_number());
     assert_type(&d, "Status", &status);
 
     let found = engine

@@ -8,8 +8,10 @@ use std::collections::BTreeMap;
 #[cfg(feature = "edit")]
 mod edit;
 
+mod cache;
 mod threshold;
 
+use cache::BUILTIN_CACHE_TTL;
 #[cfg(feature = "edit")]
 pub use edit::{set_trim_at, toml_remove, toml_set};
 pub use threshold::{TrimAt, DEFAULT_TRIM_AT_FRACTION};
@@ -38,6 +40,12 @@ pub struct Config {
     pub compaction_recall: bool,
     /// Tell the user in the host's UI about each new cut (`CONTEXT_NOTIFY`, on by default).
     pub notify: bool,
+    /// Subagent sessions (OpenCode's task-tool children, Claude Code's subagents through the
+    /// proxy) are trimmed too (`CONTEXT_SUBAGENTS`, on by default); off leaves them alone.
+    pub subagents: bool,
+    /// The prompt cache's lifetime in seconds by model pattern (0: never cache-cold), for
+    /// cache-cold cuts.
+    pub cache_ttl_table: Vec<(String, u32)>,
     /// Tool exchanges of the in-flight turn that always stay.
     pub keep_last_exchanges: usize,
     /// A trim must free at least this fraction of the threshold (loop guard).
@@ -81,6 +89,11 @@ impl Default for Config {
             compress_over_tokens: 4_000,
             compaction_recall: false,
             notify: true,
+            subagents: true,
+            cache_ttl_table: BUILTIN_CACHE_TTL
+                .iter()
+                .map(|(p, s)| (p.to_string(), *s))
+                .collect(),
             keep_last_exchanges: 3,
             min_free_fraction: 0.1,
             protected_tools: Vec::new(),
@@ -93,7 +106,7 @@ impl Default for Config {
 
 /// Environment variables the engine reads (the host passes them in; the core never reads the
 /// process environment itself).
-pub const ENV_KEYS: [&str; 7] = [
+pub const ENV_KEYS: [&str; 8] = [
     "CONTEXT_TRIM_AT_TOKENS",
     "CONTEXT_TRIM_AT_FRACTION",
     "CONTEXT_TRIM_TO_FRACTION",
@@ -101,6 +114,7 @@ pub const ENV_KEYS: [&str; 7] = [
     "CONTEXT_COMPACTION_RECALL",
     "CONTEXT_MEMORY_BANK",
     "CONTEXT_NOTIFY",
+    "CONTEXT_SUBAGENTS",
 ];
 
 /// One configurable value: its names in each source and how to check it.
@@ -139,6 +153,11 @@ const NOTIFY: Key = Key {
     env: "CONTEXT_NOTIFY",
     toml: "notify",
     camel: "notify",
+};
+const SUBAGENTS: Key = Key {
+    env: "CONTEXT_SUBAGENTS",
+    toml: "subagents",
+    camel: "subagents",
 };
 const RECALL: Key = Key {
     env: "CONTEXT_COMPACTION_RECALL",
@@ -196,6 +215,9 @@ impl Config {
             }
             if let Some(table) = section.get("context_window") {
                 c.read_window_table(label, table);
+            }
+            if let Some(table) = section.get("cache_ttl") {
+                c.read_cache_ttl_table(label, table);
             }
         }
         // Each value: the last source that has it wins; each source's value is checked.
@@ -278,15 +300,18 @@ impl Config {
             c.compaction_recall = on;
             c.origins.insert(RECALL.toml.into(), src);
         }
-        for (src, raw) in sources(&NOTIFY) {
-            let Some(on) = parse_switch(&raw) else {
-                c.warn(format!(
-                    "{src}={raw:?} is not 0 or 1; notices stay as they were"
-                ));
-                continue;
-            };
-            c.notify = on;
-            c.origins.insert(NOTIFY.toml.into(), src);
+        for (key, what) in [(&NOTIFY, "notices"), (&SUBAGENTS, "subagent trimming")] {
+            for (src, raw) in sources(key) {
+                let Some(on) = parse_switch(&raw) else {
+                    c.warn(format!("{src}={raw:?} is not 0 or 1; {what} unchanged"));
+                    continue;
+                };
+                match key.toml {
+                    "notify" => c.notify = on,
+                    _ => c.subagents = on,
+                }
+                c.origins.insert(key.toml.into(), src);
+            }
         }
         for (src, raw) in sources(&BANK) {
             match crate::store::validate_id(raw.trim()) {

@@ -186,7 +186,7 @@ impl Config {
 }
 
 /// `*` matches any run of characters; a pattern without `*` matches as a substring.
-fn pattern_matches(pattern: &str, model: &str) -> bool {
+pub(super) fn pattern_matches(pattern: &str, model: &str) -> bool {
     if !pattern.contains('*') {
         return model.contains(pattern);
     }

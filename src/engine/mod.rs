@@ -3,6 +3,7 @@
 
 mod output;
 mod read;
+mod restore;
 mod status;
 mod tools;
 
@@ -20,6 +21,7 @@ use crate::rewrite::{OutPlan, Rewrite};
 use crate::store::{RequestRecord, RequestWrite, Store, Usage};
 use crate::trim::{plan, Cut, PlanParams};
 
+pub use restore::{RestorePlan, Restored};
 pub use status::{Stats, Status};
 
 /// How the host describes one request.
@@ -37,7 +39,11 @@ pub struct TransformOptions {
     /// Tokens the host keeps free below the window (its own compaction fires above
     /// window − reserve); 0 when it has none or does not say.
     pub reserve_tokens: u32,
-    /// Host clock in milliseconds since the epoch (only recorded, never affects the output).
+    /// The prompt cache's lifetime the request asked for, in milliseconds (e.g. an hour for
+    /// Anthropic's long TTL); 0: the configured lifetime for the model.
+    pub cache_ttl_ms: u64,
+    /// Host clock in milliseconds since the epoch: recorded, and compared with the previous
+    /// request's to tell when the prompt cache has gone cold (0: not known, never cold).
     pub now_ms: u64,
 }
 
@@ -183,6 +189,7 @@ impl<S: Store> Engine<S> {
         let fresh = read::read_new(self, raws, &fps, adapter, trim_at)?;
         let n = raws.len();
         let first_new = n - fresh.messages.len();
+        let lifting = self.lifting(&fps)?;
         let infos: Vec<&MsgInfo> = (0..n)
             .map(|i: usize| match i.checked_sub(first_new) {
                 Some(k) => &fresh.messages[k].info,
@@ -192,11 +199,40 @@ impl<S: Store> Engine<S> {
 
         let overhead = u64::from(opts.overhead_tokens);
         let before_tokens = infos.iter().map(|m| u64::from(m.tokens)).sum::<u64>() + overhead;
-        let current = self.cuts.iter().rev().find(|c| c.applies_to(&fps)).cloned();
+        let current = (0..self.cuts.len())
+            .rev()
+            .find(|i| !lifting.at.contains(i) && self.cuts[*i].applies_to(&fps))
+            .map(|i| self.cuts[i].clone());
         let mut out_tokens = output::sent_tokens(&infos, current.as_ref()) + overhead;
+        let usable = u64::from(window.saturating_sub(opts.reserve_tokens));
+        let hold = restore::hold_below(out_tokens, trim_at, self.config.trim_to_fraction, usable);
+        let (lifted, restored) = restore::lift(
+            &self.cuts,
+            &lifting,
+            current.as_ref(),
+            &fps,
+            &infos,
+            out_tokens,
+            hold,
+        );
+        if lifting.asked {
+            self.manual_pending = false;
+        }
+        let lifted_from = lifting
+            .at
+            .first()
+            .map(|&i| output::sent_tokens(&infos, Some(&self.cuts[i])) + overhead);
+        let held = match lifted.first() {
+            Some((c, _)) => c.lifted.as_ref().is_some_and(|l| out_tokens < l.hold_below),
+            None => self.held(out_tokens),
+        };
         let min_free = (self.config.min_free_fraction * f64::from(trim_at)) as u64;
+        let over = out_tokens >= u64::from(trim_at);
+        let cold = !held
+            && self.cache_cold(opts)
+            && out_tokens as f64 > self.config.trim_to_fraction * f64::from(trim_at);
         let mut new_cut = None;
-        if self.manual_pending || out_tokens >= u64::from(trim_at) {
+        if self.manual_pending || cold || (!held && over) {
             // A manual trim plans as if the request had just reached the threshold.
             let plan_at = if self.manual_pending {
                 trim_at.min(u32::try_from(out_tokens).unwrap_or(u32::MAX))
@@ -211,15 +247,17 @@ impl<S: Store> Engine<S> {
             };
             if let Some(p) = plan(&infos, &params) {
                 // Loop guard: a trim that cannot reach the threshold and frees little is not
-                // worth a cache miss; the request goes out as it is, over the limit.
+                // worth a cache miss; the request goes out as it is, over the limit. A
+                // cache-cold cut costs no cache hit but must still free something worth it.
                 let frees = out_tokens.saturating_sub(p.after_tokens);
                 let worth = self.manual_pending
-                    || p.after_tokens <= u64::from(trim_at)
+                    || (over && p.after_tokens <= u64::from(trim_at))
                     || frees >= min_free;
                 if frees > 0 && worth {
                     out_tokens = p.after_tokens;
                     let seq = self.cuts.last().map_or(1, |c| c.seq + 1);
                     let mut cut = p.into_cut(seq, &fps, self.manual_pending);
+                    cut.cache_cold = cold && !self.manual_pending;
                     out_tokens +=
                         add_recall(&self.config, &mut self.recall, &mut cut, raws, adapter);
                     new_cut = Some(cut);
@@ -261,6 +299,8 @@ impl<S: Store> Engine<S> {
                     .collect()
             })
             .unwrap_or_default();
+        let lifted_refs: Vec<(&Cut, Vec<Fp>)> =
+            lifted.iter().map(|(c, back)| (c, back.clone())).collect();
         let stats = Stats {
             before_tokens,
             after_tokens: out_tokens,
@@ -275,23 +315,41 @@ impl<S: Store> Engine<S> {
             prefix_reused,
             cut: cut_seq,
             removed_messages: cut.map_or(0, |c| c.removed_messages),
+            cache_cold: new_cut.as_ref().is_some_and(|c| c.cache_cold),
             warnings: self.config.warnings.clone(),
-            notice: (trimmed && self.config.notify).then(|| {
-                status::cut_notice(
-                    cut.map_or(0, |c| c.removed_messages),
-                    before_tokens,
-                    out_tokens,
-                    fresh.blobs.len(),
-                )
-            }),
+            notice: self
+                .config
+                .notify
+                .then(|| match (&new_cut, &restored) {
+                    (Some(c), _) => Some(status::cut_notice(
+                        c.removed_messages,
+                        before_tokens,
+                        out_tokens,
+                        fresh.blobs.len(),
+                        c.cache_cold,
+                    )),
+                    (None, Some(r)) => Some(restore::restore_notice(
+                        r,
+                        lifted_from.unwrap_or(out_tokens),
+                        out_tokens,
+                    )),
+                    (None, None) => None,
+                })
+                .flatten(),
+            restored: restored.clone(),
         };
         drop(infos);
         self.store.commit(&RequestWrite {
             messages: &fresh.messages,
             blobs: &fresh.blobs,
             cut: new_cut.as_ref().map(|c| (c, removed.as_slice())),
+            lifted: &lifted_refs,
+            restores_served: lifting.asked,
             request: &record,
         })?;
+        for (&i, (cut, _)) in lifting.at.iter().zip(lifted) {
+            self.cuts[i] = cut;
+        }
         // Memory follows the store only once the store has it.
         for m in fresh.messages {
             for (id, name) in &m.info.calls {
@@ -308,6 +366,16 @@ impl<S: Store> Engine<S> {
         Ok((plan, stats))
     }
 
+    /// The prompt cache has gone cold: the previous request was longer ago than the cache's
+    /// lifetime for this model (both clocks known).
+    fn cache_cold(&self, opts: &TransformOptions) -> bool {
+        let ttl = self.config.cache_ttl_ms_for(&opts.model, opts.cache_ttl_ms);
+        let Some(last) = self.last.as_ref().filter(|l| l.at_ms > 0) else {
+            return false;
+        };
+        ttl > 0 && opts.now_ms > last.at_ms && opts.now_ms - last.at_ms > ttl
+    }
+
     /// Records a request that went out unchanged because of an error (the host calls this after
     /// a fail-open); counted in memory when the store cannot record it either.
     pub fn record_fail_open(&mut self, model: &str, now_ms: u64) {
@@ -317,13 +385,7 @@ impl<S: Store> Engine<S> {
             fail_open: true,
             ..RequestRecord::default()
         };
-        let write = RequestWrite {
-            messages: &[],
-            blobs: &[],
-            cut: None,
-            request: &record,
-        };
-        match self.store.commit(&write) {
+        match self.store.commit(&RequestWrite::request_only(&record)) {
             Ok(()) => self.usage.add(&record),
             Err(_) => self.unrecorded_fail_opens += 1,
         }
@@ -331,8 +393,9 @@ impl<S: Store> Engine<S> {
 }
 
 impl TransformOptions {
-    /// Reads the options object of the public API:
-    /// `{"format": one of [`Format::NAMES`], "model": "…", "overheadTokens": n, "nowMs": n}`.
+    /// Reads the options object of the public API: `{"format": one of [`Format::NAMES`],
+    /// "model": "…", "overheadTokens": n, "contextWindow": n, "reserveTokens": n,
+    /// "cacheTtlMs": n, "nowMs": n}`.
     pub fn from_value(v: &serde_json::Value) -> Result<TransformOptions> {
         if !v.is_object() {
             return Err(Error::InvalidArgument("options must be an object".into()));
@@ -365,6 +428,7 @@ impl TransformOptions {
             overhead_tokens: u32::try_from(number("overheadTokens")?).unwrap_or(u32::MAX),
             context_window: u32::try_from(number("contextWindow")?).unwrap_or(u32::MAX),
             reserve_tokens: u32::try_from(number("reserveTokens")?).unwrap_or(u32::MAX),
+            cache_ttl_ms: number("cacheTtlMs")?,
             now_ms: number("nowMs")?,
         })
     }

@@ -36,8 +36,13 @@ pub struct Stats {
     pub cut: u32,
     /// Messages the cut in force keeps out of the request.
     pub removed_messages: usize,
+    /// The new cut was made early because the prompt cache had gone cold (an idle gap longer
+    /// than its lifetime), so it cost no cache hit.
+    pub cache_cold: bool,
     /// Configuration values that were invalid and replaced by defaults.
     pub warnings: Vec<String>,
+    /// A restore this request made: the cuts lifted, what came back, the cache write.
+    pub restored: Option<super::Restored>,
     /// One line for the user when this request made a new cut and `notify` is on (the host shows
     /// it in its UI; the model never sees it).
     pub notice: Option<String>,
@@ -50,6 +55,7 @@ pub(super) fn cut_notice(
     before: u64,
     after: u64,
     compressed: usize,
+    cache_cold: bool,
 ) -> String {
     let k = |t: u64| format!("{:.1}k", t as f64 / 1000.0);
     let outputs = match compressed {
@@ -57,9 +63,14 @@ pub(super) fn cut_notice(
         1 => ", 1 large output compressed".to_string(),
         n => format!(", {n} large outputs compressed"),
     };
+    let cold = if cache_cold {
+        " (the prompt cache had expired, so this cut cost no cache hit)"
+    } else {
+        ""
+    };
     format!(
-        "smarter-compact: {removed_messages} older messages trimmed, request ≈{} → {} tokens{outputs}; \
-         all of it stays searchable (smart_compact_search)",
+        "smarter-compact: {removed_messages} older messages trimmed{cold}, request ≈{} → {} tokens{outputs}; \
+         all of it stays searchable (smart_compact_search); /smarter-compact:restore brings it back",
         k(before),
         k(after)
     )
@@ -76,6 +87,10 @@ pub struct LastTrim {
     pub removed_tokens: u64,
     /// Asked for by the user.
     pub manual: bool,
+    /// Made early, when the prompt cache had gone cold.
+    pub cache_cold: bool,
+    /// Lifted by a restore.
+    pub lifted: bool,
 }
 
 /// The state of a session, for `context_status`.
@@ -105,10 +120,18 @@ pub struct Status {
     pub messages: usize,
     /// Trims made.
     pub trims: usize,
+    /// Trims made early because the prompt cache had gone cold.
+    pub cache_cold_trims: usize,
+    /// Trims lifted by a restore.
+    pub lifted_trims: usize,
     /// The last trim.
     pub last_trim: Option<LastTrim>,
     /// A manual trim is waiting for the next request.
     pub manual_pending: bool,
+    /// Restores asked for and not yet made.
+    pub restores_pending: u32,
+    /// After a restore, automatic trims wait until the request reaches this many tokens.
+    pub hold_below: Option<u64>,
     /// Totals over the requests.
     pub usage: Usage,
     /// Fail-opens, including those the store could not record.
@@ -135,13 +158,23 @@ impl<S: Store> Engine<S> {
             warnings: c.warnings.clone(),
             messages: self.known.len(),
             trims: self.cuts.len(),
+            cache_cold_trims: self.cuts.iter().filter(|c| c.cache_cold).count(),
+            lifted_trims: self.cuts.iter().filter(|c| c.lifted.is_some()).count(),
             last_trim: self.cuts.last().map(|t| LastTrim {
                 seq: t.seq,
                 removed_messages: t.removed_messages,
                 removed_tokens: t.removed_tokens,
                 manual: t.manual,
+                cache_cold: t.cache_cold,
+                lifted: t.lifted.is_some(),
             }),
             manual_pending: self.manual_pending,
+            restores_pending: self.store.restores_pending().unwrap_or(0),
+            hold_below: self
+                .cuts
+                .last()
+                .and_then(|c| c.lifted.as_ref())
+                .map(|l| l.hold_below),
             usage: self.usage.clone(),
             fail_opens: self.usage.fail_opens + self.unrecorded_fail_opens,
             stored,

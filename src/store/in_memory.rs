@@ -18,6 +18,8 @@ pub struct MemStore {
     pub cuts: Vec<Cut>,
     /// Recorded requests.
     pub requests: Vec<RequestRecord>,
+    /// Cuts the next request is asked to lift.
+    pub restores_pending: u32,
 }
 
 impl Store for MemStore {
@@ -51,8 +53,31 @@ impl Store for MemStore {
                 }
             }
         }
+        for (cut, back) in w.lifted {
+            if let Some(c) = self.cuts.iter_mut().find(|c| c.seq == cut.seq) {
+                *c = (*cut).clone();
+            }
+            let back: HashSet<_> = back.iter().collect();
+            for (m, in_context) in &mut self.messages {
+                if back.contains(&m.info.fp) {
+                    *in_context = true;
+                }
+            }
+        }
+        if w.restores_served {
+            self.restores_pending = 0;
+        }
         self.requests.push(w.request.clone());
         Ok(())
+    }
+
+    fn restores_pending(&mut self) -> Result<u32> {
+        Ok(self.restores_pending)
+    }
+
+    fn request_restore(&mut self) -> Result<u32> {
+        self.restores_pending += 1;
+        Ok(self.restores_pending)
     }
 
     fn blob(&mut self, id: &str) -> Result<Option<Blob>> {

@@ -113,8 +113,27 @@ pub struct RequestWrite<'a> {
     pub blobs: &'a [Blob],
     /// A new cut, with the fingerprints of the messages it takes out of the context.
     pub cut: Option<(&'a Cut, &'a [Fp])>,
+    /// Cuts lifted on this request (marked lifted, their messages back in the context), with
+    /// the fingerprints of the messages they bring back.
+    pub lifted: &'a [(&'a Cut, Vec<Fp>)],
+    /// The restores asked for were served: the request for them is cleared.
+    pub restores_served: bool,
     /// The request itself.
     pub request: &'a RequestRecord,
+}
+
+impl<'a> RequestWrite<'a> {
+    /// A write of only a request record (nothing new, no cut).
+    pub fn request_only(request: &'a RequestRecord) -> Self {
+        RequestWrite {
+            messages: &[],
+            blobs: &[],
+            cut: None,
+            lifted: &[],
+            restores_served: false,
+            request,
+        }
+    }
 }
 
 /// Persistence for one session.
@@ -127,6 +146,11 @@ pub trait Store {
     fn blob(&mut self, id: &str) -> Result<Option<Blob>>;
     /// What the store holds, for status.
     fn counts(&mut self) -> Result<StoreCounts>;
+    /// How many cuts the next request is asked to lift (by this process or another one, such as
+    /// the command line), 0 when none.
+    fn restores_pending(&mut self) -> Result<u32>;
+    /// Asks the next request to lift one more cut; returns how many are now asked for.
+    fn request_restore(&mut self) -> Result<u32>;
     /// Whether every write is refused (a store opened only to be read).
     fn is_read_only(&self) -> bool {
         false

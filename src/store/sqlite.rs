@@ -159,6 +159,22 @@ impl<S: Sql> Store for SqlStore<S> {
                     )?;
                 }
             }
+            for (cut, back) in w.lifted {
+                let json = serde_json::to_string(cut).map_err(|e| Error::Store(e.to_string()))?;
+                db.exec(
+                    "UPDATE trims SET cut = ? WHERE seq = ?",
+                    &[json.into(), int(cut.seq)],
+                )?;
+                for fp in back {
+                    db.exec(
+                        "UPDATE messages SET in_context = 1 WHERE fp = ?",
+                        &[fp.to_hex().into()],
+                    )?;
+                }
+            }
+            if w.restores_served {
+                db.exec("DELETE FROM meta WHERE key = 'restores_pending'", &[])?;
+            }
             let r = w.request;
             db.exec(
                 "INSERT INTO requests(at_ms, model, history_len, last_fp, cut_seq, before_tokens, after_tokens, trimmed, compressed, prefix_reused, over_limit, fail_open, writer) \
@@ -194,6 +210,28 @@ impl<S: Sql> Store for SqlStore<S> {
             blobs: n(2),
             writers,
         })
+    }
+
+    fn restores_pending(&mut self) -> Result<u32> {
+        let rows = self.db.query(
+            "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'restores_pending'",
+            &[],
+        )?;
+        Ok(rows
+            .first()
+            .map_or(0, |r| u32::try_from(r[0].as_i64()).unwrap_or(0)))
+    }
+
+    fn request_restore(&mut self) -> Result<u32> {
+        self.writable("ask for a restore")?;
+        transaction(&mut self.db, |db| {
+            db.exec(
+                "INSERT INTO meta(key, value) VALUES ('restores_pending', '1') \
+                 ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)",
+                &[],
+            )
+        })?;
+        self.restores_pending()
     }
 
     fn blob(&mut self, id: &str) -> Result<Option<Blob>> {

@@ -41,6 +41,26 @@ pub struct Cut {
     pub removed_tokens: u64,
     /// A manual trim (`/smarter-compact:compact`).
     pub manual: bool,
+    /// Made early, right after an idle gap longer than the prompt cache's lifetime (the cache
+    /// was cold, so the cut cost no cache hit).
+    #[serde(default)]
+    pub cache_cold: bool,
+    /// Estimated tokens of the request before the first message this cut changes: the part of
+    /// the prompt cache the cut leaves warm.
+    #[serde(default)]
+    pub stable_prefix_tokens: u64,
+    /// Set when the cut was lifted (`restore`): it no longer applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lifted: Option<Lift>,
+}
+
+/// How a cut was lifted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Lift {
+    /// Automatic cuts wait until the request reaches this many estimated tokens.
+    pub hold_below: u64,
+    /// Estimated tokens the first request without the cut writes to the prompt cache again.
+    pub cache_write_tokens: u64,
 }
 
 impl Cut {
@@ -50,9 +70,9 @@ impl Cut {
         self.kept.get(at).is_some_and(|&(start, _)| start <= index)
     }
 
-    /// The cut applies to a history with these chained fingerprints.
+    /// The cut applies to a history with these chained fingerprints (never once lifted).
     pub fn applies_to(&self, fps: &[Fp]) -> bool {
-        self.covered > 0 && fps.get(self.covered - 1) == Some(&self.anchor)
+        self.lifted.is_none() && self.covered > 0 && fps.get(self.covered - 1) == Some(&self.anchor)
     }
 }
 
@@ -86,6 +106,8 @@ pub struct Planned {
     pub removed_tokens: u64,
     /// Estimated tokens of the request after the cut.
     pub after_tokens: u64,
+    /// Estimated tokens before the first message the cut changes.
+    pub stable_prefix_tokens: u64,
 }
 
 impl Planned {
@@ -117,6 +139,9 @@ impl Planned {
             removed_messages: self.removed_messages,
             removed_tokens: self.removed_tokens,
             manual,
+            cache_cold: false,
+            stable_prefix_tokens: self.stable_prefix_tokens,
+            lifted: None,
         }
     }
 }
@@ -200,6 +225,17 @@ pub fn plan(infos: &[&MsgInfo], p: &PlanParams) -> Option<Planned> {
         .filter(|&i| keep[i])
         .map(|i| u64::from(infos[i].sent_tokens))
         .sum();
+    let first_change = [removed.first(), pointer_at.as_ref(), strip_thinking.first()]
+        .into_iter()
+        .flatten()
+        .min()
+        .copied()
+        .unwrap_or(n);
+    let stable_prefix_tokens = infos[..first_change]
+        .iter()
+        .map(|m| u64::from(m.sent_tokens))
+        .sum::<u64>()
+        + u64::from(p.overhead_tokens);
     let pointer_tokens = if pointer_at.is_some() {
         u64::from(estimate_text(&pointer)) + 2
     } else {
@@ -213,5 +249,6 @@ pub fn plan(infos: &[&MsgInfo], p: &PlanParams) -> Option<Planned> {
         removed_messages: removed.len(),
         removed_tokens,
         after_tokens: kept_tokens + pointer_tokens + u64::from(p.overhead_tokens),
+        stable_prefix_tokens,
     })
 }

@@ -126,6 +126,13 @@ impl Engine {
         self.inner.compact_now();
     }
 
+    /// Asks for the latest cut to be lifted by the next request (whichever process serves it);
+    /// returns what that will do.
+    #[wasm_bindgen(js_name = requestRestore, unchecked_return_type = "RestorePlan")]
+    pub fn request_restore(&mut self) -> Result<JsValue> {
+        to_js(&self.inner.request_restore().map_err(error)?)
+    }
+
     /// Records a request that the host sent unchanged after an error.
     #[wasm_bindgen(js_name = recordFailOpen)]
     pub fn record_fail_open(&mut self, model: &str, now_ms: f64) {

@@ -29,7 +29,8 @@ export type EnvKey =
   | "CONTEXT_COMPRESS_OVER_TOKENS"
   | "CONTEXT_COMPACTION_RECALL"
   | "CONTEXT_MEMORY_BANK"
-  | "CONTEXT_NOTIFY";
+  | "CONTEXT_NOTIFY"
+  | "CONTEXT_SUBAGENTS";
 
 /** The contracts shared with JavaScript, read from the core. */
 export interface Constants {
@@ -68,6 +69,9 @@ export interface RequestOptions {
   contextWindow?: number;
   /** Tokens the host keeps free below the window (0 or absent: none). */
   reserveTokens?: number;
+  /** The prompt cache's lifetime the request asked for, in ms (0 or absent: the configured one). */
+  cacheTtlMs?: number;
+  /** Host clock, ms since the epoch (0 or absent: unknown; then never cache-cold). */
   nowMs?: number;
 }
 
@@ -89,6 +93,10 @@ export interface EngineConfig {
   compaction_recall: boolean;
   /** Tell the user in the host's UI about each new cut. */
   notify: boolean;
+  /** Subagent sessions are trimmed too (false leaves them alone). */
+  subagents: boolean;
+  /** The prompt cache's lifetime in seconds by model pattern (0: never cache-cold). */
+  cache_ttl_table: [string, number][];
   /** Tool exchanges of the in-flight turn that always stay. */
   keep_last_exchanges: number;
   /** A trim must free at least this fraction of the threshold. */
@@ -132,10 +140,38 @@ export interface Stats {
   cut: number;
   /** Messages the cut in force keeps out of the request. */
   removed_messages: number;
+  /** The new cut was made early because the prompt cache had expired (no cache hit lost). */
+  cache_cold: boolean;
   /** Configuration values that were invalid and replaced by defaults. */
   warnings: string[];
-  /** One line for the user when this request made a new cut and `notify` is on. */
+  /** A restore this request made. */
+  restored: Restored | null;
+  /** One line for the user when this request made a new cut or a restore and `notify` is on. */
   notice: string | null;
+}
+
+/** A restore made by a request: the cuts lifted, what came back, the one-time cache write. */
+export interface Restored {
+  /** The cuts lifted, newest first. */
+  cuts: number[];
+  /** Messages back in the request. */
+  messages: number;
+  /** Estimated tokens this request writes to the prompt cache once. */
+  cache_write_tokens: number;
+  /** Automatic trims wait until the request reaches this many estimated tokens. */
+  hold_below: number;
+}
+
+/** What asking for a restore will do (`requestRestore`), estimated from the last request. */
+export interface RestorePlan {
+  /** Restores now asked for; each lifts one more cut on the next request. */
+  pending: number;
+  /** The cut the next request lifts, or null when no cut is in force (nothing was asked). */
+  cut: number | null;
+  /** Messages that come back into the request. */
+  messages: number;
+  /** Estimated tokens the next request writes to the prompt cache once. */
+  cache_write_tokens: number;
 }
 
 /** The last trim of a session. */
@@ -145,6 +181,10 @@ export interface LastTrim {
   removed_tokens: number;
   /** Asked for by the user. */
   manual: boolean;
+  /** Made early, when the prompt cache had expired. */
+  cache_cold: boolean;
+  /** Lifted by a restore. */
+  lifted: boolean;
 }
 
 /** Totals over the recorded requests of a session. */
@@ -185,9 +225,17 @@ export interface Status {
   messages: number;
   /** Trims made. */
   trims: number;
+  /** Trims made early because the prompt cache had expired. */
+  cache_cold_trims: number;
+  /** Trims lifted by a restore. */
+  lifted_trims: number;
   last_trim: LastTrim | null;
   /** A manual trim is waiting for the next request. */
   manual_pending: boolean;
+  /** Restores asked for and not yet made. */
+  restores_pending: number;
+  /** After a restore, automatic trims wait until the request reaches this many tokens. */
+  hold_below: number | null;
   usage: Usage;
   /** Fail-opens, including those the store could not record. */
   fail_opens: number;

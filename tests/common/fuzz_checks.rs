@@ -25,6 +25,7 @@ fn opts(format: Format) -> TransformOptions {
         overhead_tokens: 0,
         context_window: 0,
         reserve_tokens: 0,
+        cache_ttl_ms: 0,
         now_ms: 0,
     }
 }
