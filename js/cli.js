@@ -13,6 +13,8 @@ sessions (state dir: --state-dir D, else SMARTER_COMPACT_STATE_DIR, else ~/.loca
   sql <session> <statement> [--json]         one read-only SQL query on a session's store
   get <session> <id> [--start N] [--end N] [--json]
                                              a page of a compressed output or a stored message
+  restore <session> [--json]                 lift the session's latest cut on its next request
+                                             (states the one-time prompt-cache write it costs)
   report <session> [--html FILE]             a picture of the session: a self-contained HTML page
                                              (timeline of tokens, trims, compressions, cache reuse)
 
@@ -94,6 +96,12 @@ const COMMANDS = {
     const [session] = expectPositional(positional, ["session"], "report");
     const { reportCommand } = await import("./cli/report.js");
     return reportCommand({ session, html: flags.html, stateDir: flags.stateDir }, out);
+  },
+  async restore(argv, out) {
+    const { flags, positional } = parseArgs(argv, { values: STATE, switches: ["--json"] });
+    const [session] = expectPositional(positional, ["session"], "restore");
+    const { restoreCommand } = await import("./cli/restore.js");
+    return restoreCommand({ session, ...flags }, out);
   },
   async sql(argv, out) {
     const { sqlCommand } = await import("./cli/lookup.js");

@@ -165,6 +165,7 @@ class Compactor {
       overheadTokens = 0,
       contextWindow = 0,
       reserveTokens = 0,
+      cacheTtlMs = 0,
     } = opts;
     try {
       if (!Array.isArray(messages)) throw codedError("E_ARG", "messages must be an array");
@@ -183,6 +184,7 @@ class Compactor {
           overheadTokens,
           contextWindow,
           reserveTokens,
+          cacheTtlMs,
           nowMs: Date.now(),
         }),
       );
@@ -262,6 +264,13 @@ class Compactor {
   /** Makes the next `transform` trim, whatever the request's size. */
   async compactNow() {
     await this.#call((e) => e.compactNow());
+  }
+
+  /** Asks the next `transform` (of this process or whichever serves the session next) to lift
+   * the latest cut; resolves to what that will do (`RestorePlan`: `cut` is null when no cut is
+   * in force). */
+  async restore() {
+    return this.#call((e) => e.requestRestore());
   }
 
   /** `smart_compact_search`: ranked hits `{hits, text, mode}`. */

@@ -9,6 +9,7 @@ import type {
   Format,
   GetResult,
   MemoryBank,
+  RestorePlan,
   SearchResult,
   SqliteHost,
   SqlRows,
@@ -31,6 +32,8 @@ export type {
   MemoryBank,
   Page,
   PendingVector,
+  Restored,
+  RestorePlan,
   SearchResult,
   SqliteHost,
   SqlParam,
@@ -123,6 +126,9 @@ export interface TransformOptions {
   /** Tokens the host keeps free below the window (its own compaction fires above
    * window − reserve); the built-in thresholds stay at `trim_at_fraction` of what is left. */
   reserveTokens?: number;
+  /** The prompt cache's lifetime this request asked for, in ms (e.g. an hour for Anthropic's
+   * long TTL); absent: the configured lifetime for the model (`[context_proxy.cache_ttl]`). */
+  cacheTtlMs?: number;
 }
 
 /** The stats of a request that went out unchanged because of an error. */
@@ -189,6 +195,9 @@ export interface Compactor {
   transform<M>(messages: M[], opts?: TransformOptions): Promise<TransformResult<M>>;
   /** Makes the next `transform` trim, whatever the request's size. */
   compactNow(): Promise<void>;
+  /** Asks the next `transform` (in whichever process serves the session) to lift the latest
+   * cut; `cut` is null when no cut is in force. */
+  restore(): Promise<RestorePlan>;
   /** `smart_compact_search`: ranked hits; rejects with E_ARG for a bad query or option, E_NO_MODEL
    * for `mode: "hybrid"` without the model. */
   search(query: string, opts?: SearchOptions): Promise<SearchResult>;

@@ -13,6 +13,11 @@ export const STANDING_INSTRUCTION =
 /** The manual-trim command. */
 export const COMPACT_COMMAND = "smarter-compact:compact";
 
+/** The undo command: lifts the latest cut on the next request. */
+export const RESTORE_COMMAND = "smarter-compact:restore";
+
+export { restoreText } from "../cli/restore.js";
+
 /** Estimated tokens of a system prompt, counted against the threshold. */
 export async function promptTokens(text) {
   return text ? (await engineModule()).estimateTokens(text) : 0;

@@ -5,9 +5,11 @@
 import { runTool } from "../tools.js";
 import {
   COMPACT_COMMAND,
+  RESTORE_COMMAND,
   STANDING_INSTRUCTION,
   compactorPool,
   promptTokens,
+  restoreText,
   safeSessionId,
   toolDefinitions,
   windowTokens,
@@ -71,10 +73,23 @@ async function server(input, options = {}) {
         template:
           "[smarter-compact] The context was just trimmed on request. Continue with the task; use smart_compact_search for anything you no longer see.",
       };
+      cfg.command[RESTORE_COMMAND] ??= {
+        description:
+          "Undo the latest trim (smarter-compact): the next request goes out as it would have without it",
+        template:
+          "[smarter-compact] The latest trim of the context was lifted on request. Continue with the task.",
+      };
     },
     async "command.execute.before"(input) {
-      if (input?.command !== COMPACT_COMMAND || !input.sessionID) return;
-      await (await pool.get(safeSessionId(input.sessionID))).compactNow();
+      if (!input?.sessionID) return;
+      const c = () => pool.get(safeSessionId(input.sessionID));
+      try {
+        if (input.command === COMPACT_COMMAND) await (await c()).compactNow();
+        if (input.command === RESTORE_COMMAND)
+          toast(client, restoreText(await (await c()).restore()));
+      } catch {
+        // never break the host: the command runs without us
+      }
     },
     async "experimental.chat.system.transform"(input, output) {
       if (!Array.isArray(output?.system)) return;

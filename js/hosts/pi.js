@@ -3,9 +3,11 @@
 import { runTool } from "../tools.js";
 import {
   COMPACT_COMMAND,
+  RESTORE_COMMAND,
   STANDING_INSTRUCTION,
   compactorPool,
   promptTokens,
+  restoreText,
   safeSessionId,
   toolDefinitions,
   windowTokens,
@@ -41,6 +43,15 @@ export default async function smarterCompact(pi, options = {}) {
     async handler(_args, ctx) {
       await (await pool.get(sessionOf(ctx))).compactNow();
       ctx?.ui?.notify?.("smarter-compact: the next request will be trimmed", "info");
+    },
+  });
+
+  pi.registerCommand(RESTORE_COMMAND, {
+    description:
+      "Undo the latest trim (smarter-compact): the next request goes out as it would have without it",
+    async handler(_args, ctx) {
+      const plan = await (await pool.get(sessionOf(ctx))).restore();
+      ctx?.ui?.notify?.(restoreText(plan), "info");
     },
   });
 

@@ -42,3 +42,15 @@ export function restoreMarkers(messages, sources, markers, originals) {
     return { ...m, content };
   });
 }
+
+/** The prompt cache's lifetime an Anthropic request asks for, in ms: an hour when any
+ * `cache_control` marker (system, tools or messages) says `ttl: "1h"`, else 0 (the default five
+ * minutes, or the configured lifetime). */
+export function askedTtlMs(body) {
+  const blocks = [body?.system, body?.tools, ...(body?.messages ?? []).map((m) => m?.content)];
+  for (const list of blocks) {
+    if (!Array.isArray(list)) continue;
+    if (list.some((b) => b?.cache_control?.ttl === "1h")) return 3_600_000;
+  }
+  return 0;
+}

@@ -7,7 +7,7 @@ import http from "node:http";
 import https from "node:https";
 import zlib from "node:zlib";
 import { compactorPool } from "../pool.js";
-import { restoreMarkers, stripMarkers } from "./cache-control.js";
+import { askedTtlMs, restoreMarkers, stripMarkers } from "./cache-control.js";
 import { engineModule } from "../wasm.js";
 import { sessionIdOf } from "./session.js";
 
@@ -132,6 +132,7 @@ async function rewrite(route, headers, raw, pool, glue) {
     format: route.format,
     model: String(body.model ?? ""),
     overheadTokens: glue.estimateTokens(outside),
+    cacheTtlMs: route.format === "anthropic" ? askedTtlMs(body) : 0,
   });
   const stats = res.stats;
   // The agent's recall tools run in another process (the MCP server) and read the store's file:
