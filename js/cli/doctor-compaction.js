@@ -127,21 +127,56 @@ function contextFix(pattern, hostAt, window) {
 export function piCompaction(configs, th) {
   const { value: c, fileOf, bad } = mergedObject(configs, "compaction");
   const out = bad.map((file) =>
-    finding("pi", "compaction", "fail", `Pi: "compaction" in ${file} is not an object`, `make "compaction" an object or remove it in ${file}`),
+    finding(
+      "pi",
+      "compaction",
+      "fail",
+      `Pi: "compaction" in ${file} is not an object`,
+      `make "compaction" an object or remove it in ${file}`,
+    ),
   );
   if (c.enabled === false) {
-    out.push(finding("pi", "compaction", "ok", `Pi: its own compaction is off (compaction.enabled false in ${fileOf.enabled}); smarter-compact's trim is the only one`));
+    out.push(
+      finding(
+        "pi",
+        "compaction",
+        "ok",
+        `Pi: its own compaction is off (compaction.enabled false in ${fileOf.enabled}); smarter-compact's trim is the only one`,
+      ),
+    );
     return out;
   }
-  const cases = [{ what: "compaction.reserveTokens", reserve: c.reserveTokens, file: fileOf.reserveTokens, model: "" }];
-  const overrides = c.modelOverrides && typeof c.modelOverrides === "object" ? c.modelOverrides : {};
+  const cases = [
+    {
+      what: "compaction.reserveTokens",
+      reserve: c.reserveTokens,
+      file: fileOf.reserveTokens,
+      model: "",
+    },
+  ];
+  const overrides =
+    c.modelOverrides && typeof c.modelOverrides === "object" ? c.modelOverrides : {};
   for (const [key, o] of Object.entries(overrides))
     if (o && typeof o === "object" && o.reserveTokens !== undefined)
-      cases.push({ what: `compaction.modelOverrides["${key}"].reserveTokens`, reserve: o.reserveTokens, file: fileOf.modelOverrides, model: key.split("/").pop() ?? key, key });
+      cases.push({
+        what: `compaction.modelOverrides["${key}"].reserveTokens`,
+        reserve: o.reserveTokens,
+        file: fileOf.modelOverrides,
+        model: key.split("/").pop() ?? key,
+        key,
+      });
   let fights = 0;
   for (const { what, reserve = PI_DEFAULT_RESERVE, file, model, key } of cases) {
     if (!isCount(reserve)) {
-      out.push(finding("pi", "compaction", "fail", `Pi: ${what} = ${JSON.stringify(reserve)} in ${file} is not a whole number of tokens (Pi refuses it)`, `set ${what} to ${PI_DEFAULT_RESERVE} or remove it in ${file}`));
+      out.push(
+        finding(
+          "pi",
+          "compaction",
+          "fail",
+          `Pi: ${what} = ${JSON.stringify(reserve)} in ${file} is not a whole number of tokens (Pi refuses it)`,
+          `set ${what} to ${PI_DEFAULT_RESERVE} or remove it in ${file}`,
+        ),
+      );
       fights++;
       continue;
     }
@@ -164,7 +199,14 @@ export function piCompaction(configs, th) {
     );
   }
   if (!fights && !bad.length)
-    out.push(finding("pi", "compaction", "ok", `Pi: its compaction fires above window − ${k(isCount(c.reserveTokens) ? c.reserveTokens : PI_DEFAULT_RESERVE)} tokens${c.reserveTokens === undefined ? " (default)" : ""}, after smarter-compact's threshold`));
+    out.push(
+      finding(
+        "pi",
+        "compaction",
+        "ok",
+        `Pi: its compaction fires above window − ${k(isCount(c.reserveTokens) ? c.reserveTokens : PI_DEFAULT_RESERVE)} tokens${c.reserveTokens === undefined ? " (default)" : ""}, after smarter-compact's threshold`,
+      ),
+    );
   return out;
 }
 
@@ -172,16 +214,45 @@ export function piCompaction(configs, th) {
 export function opencodeCompaction(configs, th) {
   const { value: c, fileOf, bad } = mergedObject(configs, "compaction");
   const out = bad.map((file) =>
-    finding("opencode", "compaction", "fail", `OpenCode: "compaction" in ${file} is not an object`, `make "compaction" an object or remove it in ${file}`),
+    finding(
+      "opencode",
+      "compaction",
+      "fail",
+      `OpenCode: "compaction" in ${file} is not an object`,
+      `make "compaction" an object or remove it in ${file}`,
+    ),
   );
   if (c.prune === true)
-    out.push(finding("opencode", "compaction", "warn", `OpenCode: compaction.prune is on (${fileOf.prune}): OpenCode clears old tool outputs in its history, so smarter-compact sees rewritten turns (its own compression already shrinks them)`, `set "compaction": {"prune": false} in ${fileOf.prune}`));
+    out.push(
+      finding(
+        "opencode",
+        "compaction",
+        "warn",
+        `OpenCode: compaction.prune is on (${fileOf.prune}): OpenCode clears old tool outputs in its history, so smarter-compact sees rewritten turns (its own compression already shrinks them)`,
+        `set "compaction": {"prune": false} in ${fileOf.prune}`,
+      ),
+    );
   if (c.auto === false) {
-    out.push(finding("opencode", "compaction", "ok", `OpenCode: auto-compaction is off (${fileOf.auto}); smarter-compact's trim is the only one`));
+    out.push(
+      finding(
+        "opencode",
+        "compaction",
+        "ok",
+        `OpenCode: auto-compaction is off (${fileOf.auto}); smarter-compact's trim is the only one`,
+      ),
+    );
     return out;
   }
   if (c.reserved !== undefined && !isCount(c.reserved)) {
-    out.push(finding("opencode", "compaction", "fail", `OpenCode: compaction.reserved = ${JSON.stringify(c.reserved)} in ${fileOf.reserved} is not a whole number of tokens (OpenCode refuses the file)`, `remove "reserved" from "compaction" in ${fileOf.reserved}`));
+    out.push(
+      finding(
+        "opencode",
+        "compaction",
+        "fail",
+        `OpenCode: compaction.reserved = ${JSON.stringify(c.reserved)} in ${fileOf.reserved} is not a whole number of tokens (OpenCode refuses the file)`,
+        `remove "reserved" from "compaction" in ${fileOf.reserved}`,
+      ),
+    );
     return out;
   }
   const reserved = c.reserved ?? OPENCODE_DEFAULT_RESERVED;
@@ -194,19 +265,33 @@ export function opencodeCompaction(configs, th) {
         "opencode",
         "compaction",
         "fail",
-        `OpenCode: compaction.reserved = ${k(reserved)}${fileOf.reserved ? ` (${fileOf.reserved})` : ""} makes OpenCode compact at ${k(Math.max(hostAt, 0))} tokens of a ${k(window)}-token window, before smarter-compact trims at ${k(ours)}`,
+        `OpenCode: compaction.reserved = ${k(reserved)}${fileOf.reserved ? ` (${fileOf.reserved})` : ""} makes OpenCode compact at ${k(Math.max(hostAt, 0))} tokens of a ${k(window)}-token window (models that state an input limit), before smarter-compact trims at ${k(ours)}`,
         `remove "reserved" from "compaction" in ${fileOf.reserved ?? "opencode.json"} (default ${k(OPENCODE_DEFAULT_RESERVED)})${contextFix("default", hostAt, window)}`,
       ),
     );
   else if (!bad.length)
-    out.push(finding("opencode", "compaction", "ok", `OpenCode: its compaction fires at the window less ${c.reserved === undefined ? "the model's output limit (default)" : `${k(reserved)} (compaction.reserved)`}, after smarter-compact's threshold`));
+    out.push(
+      finding(
+        "opencode",
+        "compaction",
+        "ok",
+        `OpenCode: its compaction fires at the window less ${c.reserved === undefined ? "the model's output limit (default)" : `${k(reserved)} (compaction.reserved)`}, after smarter-compact's threshold`,
+      ),
+    );
   return out;
 }
 
 /** Claude Code's auto-compact settings against the proxy's threshold for Claude models. */
 export function claudeCompaction({ settings, global }, th) {
   if (global?.value?.autoCompactEnabled === false)
-    return [finding("claude", "compaction", "ok", `Claude Code: auto-compact is off (autoCompactEnabled false in ${global.file})`)];
+    return [
+      finding(
+        "claude",
+        "compaction",
+        "ok",
+        `Claude Code: auto-compact is off (autoCompactEnabled false in ${global.file})`,
+      ),
+    ];
   const fromFile = settings?.value?.env?.CLAUDE_AUTOCOMPACT_PCT_OVERRIDE;
   const raw = fromFile ?? process.env.CLAUDE_AUTOCOMPACT_PCT_OVERRIDE;
   const pct = parseFloat(raw);
@@ -215,8 +300,18 @@ export function claudeCompaction({ settings, global }, th) {
   const window = windowFor(th, model) || TYPICAL_WINDOW;
   const ours = trimAtFor(th, model, window, 0);
   if (!(pct > 0 && pct <= 100) || (pct / 100) * window > ours)
-    return [finding("claude", "compaction", "ok", `Claude Code: auto-compact ${raw ? `at ${pct}% of the window` : "at its default"}, after the proxy's threshold (${k(ours)} for ${model})`)];
-  const where = fromFile !== undefined ? `env.CLAUDE_AUTOCOMPACT_PCT_OVERRIDE in ${settings.file}` : "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE in the environment";
+    return [
+      finding(
+        "claude",
+        "compaction",
+        "ok",
+        `Claude Code: auto-compact ${raw ? `at ${pct}% of the window` : "at its default"}, after the proxy's threshold (${k(ours)} for ${model})`,
+      ),
+    ];
+  const where =
+    fromFile !== undefined
+      ? `env.CLAUDE_AUTOCOMPACT_PCT_OVERRIDE in ${settings.file}`
+      : "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE in the environment";
   return [
     finding(
       "claude",
@@ -237,7 +332,14 @@ export function codexCompaction({ toml }, th) {
   const window = windowFor(th, String(model)) || (typeof told === "number" ? told : 0);
   const ours = trimAtFor(th, String(model), window, 0);
   if (typeof limit !== "number" || limit > ours)
-    return [finding("codex", "compaction", "ok", `Codex: auto-compact ${typeof limit === "number" ? `at ${k(limit)} tokens` : "at its default"}, after the proxy's threshold (${k(ours)} for ${model})`)];
+    return [
+      finding(
+        "codex",
+        "compaction",
+        "ok",
+        `Codex: auto-compact ${typeof limit === "number" ? `at ${k(limit)} tokens` : "at its default"}, after the proxy's threshold (${k(ours)} for ${model})`,
+      ),
+    ];
   const to = Math.floor(limit * 0.8);
   return [
     finding(

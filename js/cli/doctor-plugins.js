@@ -313,7 +313,10 @@ export function checkPi({ projectDir }) {
       } else pathEntry(spec, resolve(baseDir, expandHome(spec)), base);
     }
   }
-  for (const dir of [join(agentDir, "extensions"), join(resolve(projectDir), ".pi", "extensions")]) {
+  for (const dir of [
+    join(agentDir, "extensions"),
+    join(resolve(projectDir), ".pi", "extensions"),
+  ]) {
     let names = [];
     try {
       names = readdirSync(dir);

@@ -67,7 +67,8 @@ export async function checkClaude({ backend }) {
   const port = loopbackPort(url);
   const server = global?.value?.mcpServers?.[NAME];
   const registered = Boolean(port && server);
-  const cliPath = Array.isArray(server?.args) && typeof server.args[0] === "string" ? server.args[0] : null;
+  const cliPath =
+    Array.isArray(server?.args) && typeof server.args[0] === "string" ? server.args[0] : null;
   if (registered) {
     findings.push(
       finding(
@@ -89,7 +90,9 @@ export async function checkClaude({ backend }) {
         half
           ? `Claude Code: half enabled (${port ? `the base URL in ${f.settings}` : `the MCP server in ${f.mcp}`} is there, the other part is not)`
           : `Claude Code: not routed through smarter-compact (optional: the proxy is opt-in)${other}`,
-        other ? `remove env.ANTHROPIC_BASE_URL from ${f.settings}, then smarter-compact enable claude` : "smarter-compact enable claude",
+        other
+          ? `remove env.ANTHROPIC_BASE_URL from ${f.settings}, then smarter-compact enable claude`
+          : "smarter-compact enable claude",
       ),
     );
   }
@@ -145,12 +148,18 @@ export async function checkCodex({ backend }) {
     return {
       host: { ...host, config_file: file, backend },
       findings: [
-        finding("codex", "config", "fail", `Codex: cannot read ${file}`, `check the permissions of ${file}`),
+        finding(
+          "codex",
+          "config",
+          "fail",
+          `Codex: cannot read ${file}`,
+          `check the permissions of ${file}`,
+        ),
       ],
     };
   const source = text ?? "";
-  const { head } = tomlParts(source, ["model_providers", NAME]);
   const provider = tomlParts(source, ["model_providers", NAME]);
+  const { head } = provider;
   const mcp = tomlParts(source, ["mcp_servers", NAME]);
   const ours = tomlValue(head, "model_provider") === NAME;
   const registered = ours && provider.has && mcp.has;
@@ -166,7 +175,12 @@ export async function checkCodex({ backend }) {
   const findings = [];
   if (registered) {
     findings.push(
-      finding("codex", "registered", "ok", `Codex: model_provider "${NAME}" (the proxy) and its MCP server are set in ${file}`),
+      finding(
+        "codex",
+        "registered",
+        "ok",
+        `Codex: model_provider "${NAME}" (the proxy) and its MCP server are set in ${file}`,
+      ),
     );
     findings.push(...(await runtimeFindings("codex", "Codex", cliPath, port)));
   } else {

@@ -129,7 +129,9 @@ export function renderReport(r) {
     if (f.fix) lines.push(`      fix: ${f.fix}`);
   }
   if (r.thresholds.length) {
-    lines.push("thresholds in force (trim at, per model pattern; smarter-compact context show for all values):");
+    lines.push(
+      "thresholds in force (trim at, per model pattern; smarter-compact context show for all values):",
+    );
     const w = Math.max(...r.thresholds.map((t) => JSON.stringify(t.pattern).length));
     for (const t of r.thresholds)
       lines.push(
