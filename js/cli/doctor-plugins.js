@@ -59,7 +59,7 @@ function entryPath(spec, baseDir) {
     try {
       return fileURLToPath(spec);
     } catch {
-      return resolve(baseDir, spec.replace(/^file:(\/\/)?/, ""));
+      return resolve(baseDir, expandHome(spec.replace(/^file:(\/\/)?/, "")));
     }
   }
   if (/^(\/|\.{1,2}(\/|$)|~(\/|$))/.test(spec)) return resolve(baseDir, expandHome(spec));
