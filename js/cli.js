@@ -23,6 +23,8 @@ configuration
                                              set [context_proxy.trim_at] in config.toml, or in
                                              the project's .smarter-compact.toml
   context show [--project DIR] [--json]      every value in force and where it came from
+  doctor [--json] [--project DIR]            check each host's registration, compaction settings,
+                                             rival plugins, SQLite backend and the session stores
   enable opencode|pi [--project DIR]         register the plugin in OpenCode's opencode.json
                                              or Pi's settings.json (idempotent)
   enable claude|codex [--port N]             point Claude Code / Codex at the loopback proxy, register
@@ -81,6 +83,15 @@ const COMMANDS = {
     throw new UsageError(
       `context: expected "set" or "show"${sub ? `, got ${JSON.stringify(sub)}` : ""}`,
     );
+  },
+  async doctor(argv, out) {
+    const { flags, positional } = parseArgs(argv, {
+      values: [...STATE, "--project"],
+      switches: ["--json"],
+    });
+    expectPositional(positional, [], "doctor");
+    const { doctorCommand } = await import("./cli/doctor.js");
+    return doctorCommand(flags, out);
   },
   enable: (argv, out) => toggle("enable", argv, out),
   disable: (argv, out) => toggle("disable", argv, out),
