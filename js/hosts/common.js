@@ -16,7 +16,7 @@ export const COMPACT_COMMAND = "smarter-compact:compact";
 /** The undo command: lifts the latest cut on the next request. */
 export const RESTORE_COMMAND = "smarter-compact:restore";
 
-export { restoreText } from "../cli/restore.js";
+export { restoreText } from "../restore-text.js";
 
 /** Estimated tokens of a system prompt, counted against the threshold. */
 export async function promptTokens(text) {
