@@ -34,6 +34,8 @@ class Compactor {
   #glue = null;
   #engine = null;
   #failOpens = 0;
+  /** The threshold in force on the latest rewritten request: { model, trim_at, context_window }. */
+  #lastRequest = null;
   #storeError = null;
   #stateDir;
   #embedderOption;
@@ -191,6 +193,7 @@ class Compactor {
       this.#storeError = null;
       const { messages: out, sources } = applyRewrite(messages, result.rewrite);
       const st = result.stats;
+      this.#lastRequest = { model, trim_at: st.trim_at, context_window: st.context_window };
       if (st.trimmed && this.#bank) {
         try {
           const text = this.#glue.episodeText(
@@ -354,6 +357,7 @@ class Compactor {
     if (this.#storeError) base.store = { ...base.store, ok: false, error: this.#storeError };
     const status = { ...(engine ?? {}), ...base };
     status.fail_opens = Math.max(engine?.fail_opens ?? 0, this.#failOpens);
+    status.last_request = this.#lastRequest;
     status.text = statusText(status);
     return status;
   }

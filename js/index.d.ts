@@ -165,6 +165,9 @@ export type CompactorStatus = Partial<Status> & {
   session_id: string;
   store: { path: string; backend: BackendName | null; ok: boolean; error: StoreError | null };
   fail_opens: number;
+  /** The threshold in force on this process's latest rewritten request (null before the first):
+   * the model, its threshold and the context window it was taken from (0: not known). */
+  last_request: { model: string; trim_at: number; context_window: number } | null;
   text: string;
 };
 

@@ -21,6 +21,11 @@ export function statusText(s) {
       `trim at: ${table}; in-flight turn trimmed to ${s.trim_to_fraction} of it; tool results over ${s.compress_over_tokens} tokens compressed`,
     );
   }
+  const last = s.last_request;
+  if (last)
+    lines.push(
+      `threshold in force: ${last.trim_at} tokens for ${last.model || "this model"} (context window ${last.context_window ? `${last.context_window} tokens` : "not known"})`,
+    );
   if (s.usage) {
     const u = s.usage;
     const saved = u.before_tokens
