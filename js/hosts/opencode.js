@@ -2,6 +2,7 @@
 // place: OpenCode ignores a new array), adds the standing instruction, the five tools and the
 // /smarter-compact:compact command. Under Bun it uses bun:sqlite; under Node (the desktop app)
 // a Node backend — nothing imports bun:* statically.
+import { compactingText } from "../compacting-text.js";
 import { runTool } from "../tools.js";
 import {
   COMPACT_COMMAND,
@@ -39,12 +40,47 @@ function modelOf(messages) {
   return "";
 }
 
+/** What the threshold needs from a model's `limit`: its window and the reserve OpenCode keeps
+ * (its compaction fires above the window less the output limit, at most 32,000 tokens). */
+function windowOf(limit) {
+  const contextWindow = windowTokens(limit?.context);
+  if (!contextWindow) return undefined;
+  const maxOutput = windowTokens(limit?.output);
+  return {
+    contextWindow,
+    reserveTokens: Math.min(maxOutput || OPENCODE_OUTPUT_MAX, OPENCODE_OUTPUT_MAX),
+  };
+}
+
+/** The provider and model of the newest user message ({ providerID, modelID }), if any. */
+function userModelOf(messages) {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const info = messages[i]?.info;
+    if (info?.role === "user" && info.model?.modelID) return info.model;
+  }
+  return undefined;
+}
+
 async function server(input, options = {}) {
   // The project's .smarter-compact.toml is looked for from the directory OpenCode runs in.
   const pool = compactorPool({ projectDir: input?.directory, ...options });
   const client = input?.client; // the SDK client: toasts in the TUI
   const systemTokens = new Map(); // session → estimated tokens of the system prompt
   const windows = new Map(); // session → { contextWindow, reserveTokens } of its model
+  const limits = new Map(); // "provider/model" → its window, asked of the server once
+  // OpenCode rewrites the messages before it builds the system prompt, so the first request of a
+  // session in this process (each `opencode run`, the first after a restart) comes before
+  // experimental.chat.system.transform has told the model's limit: ask the server for it.
+  async function windowFromServer(model) {
+    if (!model?.providerID || !client?.config?.providers) return undefined;
+    const key = `${model.providerID}/${model.modelID}`;
+    if (!limits.has(key)) {
+      const res = await client.config.providers();
+      const provider = res?.data?.providers?.find((p) => p?.id === model.providerID);
+      limits.set(key, windowOf(provider?.models?.[model.modelID]?.limit));
+    }
+    return limits.get(key);
+  }
   const tools = {};
   for (const def of await toolDefinitions()) {
     tools[def.name] = {
@@ -91,6 +127,19 @@ async function server(input, options = {}) {
         // never break the host: the command runs without us
       }
     },
+    // OpenCode compacts anyway when the user forces it (/compact): its summary is told what the
+    // store keeps and how to read it back.
+    async "experimental.session.compacting"(input, output) {
+      if (!input?.sessionID || !Array.isArray(output?.context)) return;
+      try {
+        const note = compactingText(
+          await (await pool.get(safeSessionId(input.sessionID))).status(),
+        );
+        if (note) output.context.push(note);
+      } catch {
+        // never break the host: the summary goes on without the note
+      }
+    },
     async "experimental.chat.system.transform"(input, output) {
       if (!Array.isArray(output?.system)) return;
       if (!output.system.some((s) => s.includes(STANDING_INSTRUCTION)))
@@ -98,16 +147,8 @@ async function server(input, options = {}) {
       if (!input?.sessionID) return;
       try {
         systemTokens.set(input.sessionID, await promptTokens(output.system.join("\n")));
-        // OpenCode compacts on its own above the window less the model's output limit (at
-        // most 32,000 tokens): the threshold stays below that.
-        const limit = input.model?.limit;
-        const contextWindow = windowTokens(limit?.context);
-        const maxOutput = windowTokens(limit?.output);
-        if (contextWindow)
-          windows.set(input.sessionID, {
-            contextWindow,
-            reserveTokens: Math.min(maxOutput || OPENCODE_OUTPUT_MAX, OPENCODE_OUTPUT_MAX),
-          });
+        const window = windowOf(input.model?.limit);
+        if (window) windows.set(input.sessionID, window);
       } catch {
         // never break the host: the request goes on with what is known
       }
@@ -118,6 +159,10 @@ async function server(input, options = {}) {
       if (!sid) return;
       try {
         const c = await pool.get(safeSessionId(sid));
+        if (!windows.has(sid)) {
+          const window = await windowFromServer(userModelOf(messages)).catch(() => undefined);
+          if (window) windows.set(sid, window);
+        }
         const res = await c.transform(messages, {
           format: "opencode",
           model: modelOf(messages),
