@@ -47,6 +47,22 @@ function requestRows(stateDir) {
   }
 }
 
+/** The store's rows once it holds `n` of them: sql.js (Pi 0.73) writes the file a second after
+ * its last change, so a reader waits for the rows it expects (deadline: a minute). */
+async function rowsOnceWritten(stateDir, n) {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    let rows = [];
+    try {
+      rows = requestRows(stateDir);
+    } catch (e) {
+      if (Date.now() > deadline) throw e;
+    }
+    if (rows.length >= n || Date.now() > deadline) return rows;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 /** `smarter-compact status --json` of the installed package for one session, run while the host
  * still holds the store open (under Node 22: node:sqlite reads the host's write-ahead log). */
 function cliStatus(pkg, stateDir, session) {
@@ -159,7 +175,14 @@ test(
       const sid = await oc.newSession();
       for (const p of ["Check the build logs.", "Check them again.", "Status, then once more."])
         await oc.prompt(sid, p);
-      const parts = (await oc.messages(sid)).flatMap((m) => m.parts.map((p) => p.type));
+      const session = await oc.messages(sid);
+      // OpenCode's own count of each request (the provider's usage) stayed below its compaction
+      // line, the window less the output limit.
+      for (const { info } of session.filter((m) => m.info.role === "assistant")) {
+        const n = info.tokens.total || info.tokens.input + info.tokens.output;
+        assert.ok(n > 0 && n < WINDOW - MAX_OUTPUT, `OpenCode counted ${n} tokens`);
+      }
+      const parts = session.flatMap((m) => m.parts.map((p) => p.type));
       assert.ok(!parts.includes("compaction"), `OpenCode compacted on its own: ${parts}`);
       assert.ok(!oc.events.some((e) => e.type === "session.compacted"), "session.compacted");
 
@@ -178,7 +201,7 @@ test(
       );
 
       const bodies = srv.agentRequests().map((q) => q.body);
-      let rows = requestRows(stateDir);
+      let rows = await rowsOnceWritten(stateDir, bodies.length);
       t.diagnostic(figures(bodies, rows));
       assertTrimmedWithin(bodies.slice(0, before), rows.slice(0, before), status, toasts(), {
         trimAt,
@@ -210,76 +233,82 @@ test(
   },
 );
 
-test(
-  "Pi 1.x: the 24k window sets the threshold; three trims, three notifies, no compaction entry, restore",
-  { timeout: 600_000 },
-  async (t) => {
-    const pkg = installedPackage();
-    const PI_RESERVE = 16_384;
-    const trimAt = ruleFor(WINDOW, PI_RESERVE);
-    const script = [
-      ...bashSteps(8, 250, 1),
-      { text: "First pass done." },
-      ...bashSteps(8, 250, 9),
-      { text: "Second pass done." },
-      { tool: "context_status", args: {} },
-      ...bashSteps(8, 250, 17),
-      { text: "Third pass done." },
-      { text: "Restored and going on." },
-    ];
-    const srv = await startServer({ script });
-    const stateDir = scratchDir("sc-window-pi-");
-    const home = setupPiHome({ server: srv, contextWindow: WINDOW, maxTokens: MAX_OUTPUT });
-    const pi = await startPiRpc(home, {
-      extensionPath: path.join(pkg.dir, "js", "hosts", "pi.js"),
-      env: { SMARTER_COMPACT_STATE_DIR: stateDir },
-    });
-    try {
-      const contextTokens = [];
-      for (const p of ["Check the build logs.", "Check them again.", "Status, then once more."]) {
-        await pi.prompt(p);
-        contextTokens.push((await pi.send({ type: "get_session_stats" })).contextUsage?.tokens);
-      }
-      const notices = () =>
-        pi.events
-          .filter((e) => e.type === "extension_ui_request" && e.method === "notify")
-          .map((e) => e.message);
-      const before = srv.agentRequests().length;
-      const { sessionId, sessionFile } = await pi.send({ type: "get_state" });
-      const status = cliStatus(pkg, stateDir, sessionId);
-      await pi.command("/smarter-compact:restore", () =>
-        notices().some((m) => m.includes("the next request lifts cut #")),
-      );
-      await pi.prompt("Go on.");
-
-      const entries = fs
-        .readFileSync(sessionFile, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l));
-      assert.ok(entries.length > 20, `session entries: ${entries.length}`);
-      assert.deepEqual(
-        entries.filter((e) => e.type === "compaction"),
-        [],
-        "Pi compacted on its own",
-      );
-      assert.ok(!pi.events.some((e) => /compaction_start/.test(e.type)), "compaction started");
-      // Pi's own count of the context (the provider's usage) stayed below its compaction line.
-      for (const n of contextTokens) assert.ok(n < WINDOW - PI_RESERVE, `Pi saw ${n} tokens`);
-      t.diagnostic(`Pi's context tokens after each turn: ${contextTokens.join(", ")}`);
-
-      const bodies = srv.agentRequests().map((q) => q.body);
-      const rows = requestRows(stateDir);
-      t.diagnostic(figures(bodies, rows));
-      assertTrimmedWithin(bodies.slice(0, before), rows.slice(0, before), status, notices(), {
-        trimAt,
-        model: "mock-model",
+for (const legacy of [false, true]) {
+  test(
+    `${legacy ? "Pi 0.73 (Node 20)" : "Pi 1.x"}: the 24k window sets the threshold; three trims, three notifies, no compaction entry, restore`,
+    { timeout: 600_000 },
+    async (t) => {
+      const pkg = installedPackage();
+      const PI_RESERVE = 16_384;
+      const trimAt = ruleFor(WINDOW, PI_RESERVE);
+      const script = [
+        ...bashSteps(8, 250, 1),
+        { text: "First pass done." },
+        ...bashSteps(8, 250, 9),
+        { text: "Second pass done." },
+        { tool: "context_status", args: {} },
+        ...bashSteps(8, 250, 17),
+        { text: "Third pass done." },
+        { text: "Restored and going on." },
+      ];
+      const srv = await startServer({ script });
+      const stateDir = scratchDir("sc-window-pi-");
+      const home = setupPiHome({ server: srv, contextWindow: WINDOW, maxTokens: MAX_OUTPUT });
+      const pi = await startPiRpc(home, {
+        extensionPath: path.join(pkg.dir, "js", "hosts", "pi.js"),
+        env: { SMARTER_COMPACT_STATE_DIR: stateDir },
+        legacy,
       });
-      assertRestored(bodies, rows, before);
-    } finally {
-      await pi.close();
-      await srv.close();
-      cleanup(home);
-    }
-  },
-);
+      try {
+        const contextTokens = [];
+        for (const p of ["Check the build logs.", "Check them again.", "Status, then once more."]) {
+          await pi.prompt(p);
+          const usage = (await pi.send({ type: "get_session_stats" })).contextUsage;
+          // (Pi 0.73's stats have no contextUsage.)
+          if (usage || !legacy) contextTokens.push(usage?.tokens);
+        }
+        const notices = () =>
+          pi.events
+            .filter((e) => e.type === "extension_ui_request" && e.method === "notify")
+            .map((e) => e.message);
+        const before = srv.agentRequests().length;
+        const { sessionId, sessionFile } = await pi.send({ type: "get_state" });
+        await rowsOnceWritten(stateDir, before);
+        const status = cliStatus(pkg, stateDir, sessionId);
+        await pi.command("/smarter-compact:restore", () =>
+          notices().some((m) => m.includes("the next request lifts cut #")),
+        );
+        await pi.prompt("Go on.");
+
+        const entries = fs
+          .readFileSync(sessionFile, "utf8")
+          .split("\n")
+          .filter(Boolean)
+          .map((l) => JSON.parse(l));
+        assert.ok(entries.length > 20, `session entries: ${entries.length}`);
+        assert.deepEqual(
+          entries.filter((e) => e.type === "compaction"),
+          [],
+          "Pi compacted on its own",
+        );
+        assert.ok(!pi.events.some((e) => /compaction_start/.test(e.type)), "compaction started");
+        // Pi's own count of the context (the provider's usage) stayed below its compaction line.
+        for (const n of contextTokens) assert.ok(n < WINDOW - PI_RESERVE, `Pi saw ${n} tokens`);
+        t.diagnostic(`Pi's context tokens after each turn: ${contextTokens.join(", ")}`);
+
+        const bodies = srv.agentRequests().map((q) => q.body);
+        const rows = await rowsOnceWritten(stateDir, bodies.length);
+        t.diagnostic(figures(bodies, rows));
+        assertTrimmedWithin(bodies.slice(0, before), rows.slice(0, before), status, notices(), {
+          trimAt,
+          model: "mock-model",
+        });
+        assertRestored(bodies, rows, before);
+      } finally {
+        await pi.close();
+        await srv.close();
+        cleanup(home);
+      }
+    },
+  );
+}
