@@ -312,3 +312,73 @@ for (const legacy of [false, true]) {
     },
   );
 }
+
+// The control: the same sessions without the plugin cross the hosts' own compaction lines, so
+// staying below them above is the plugin's doing.
+test(
+  "without the plugin, the same sessions make OpenCode compact and pass Pi 1.x's compaction line",
+  { timeout: 600_000 },
+  async (t) => {
+    const turns = ["Check the build logs.", "Check them again.", "Once more."];
+    {
+      const srv = await startServer({
+        script: [
+          ...bashSteps(7, 600, 1),
+          { text: "1" },
+          ...bashSteps(7, 600, 8),
+          { text: "2" },
+          ...bashSteps(7, 600, 15),
+        ],
+        auxText: "Summary of the session.",
+      });
+      const home = setupOpenCodeHome({
+        server: srv,
+        contextLimit: WINDOW,
+        outputLimit: MAX_OUTPUT,
+      });
+      const oc = await startOpenCodeServer(home);
+      try {
+        const sid = await oc.newSession();
+        for (const p of turns) await oc.prompt(sid, p);
+        const parts = (await oc.messages(sid)).flatMap((m) => m.parts.map((p) => p.type));
+        assert.ok(parts.includes("compaction"), "OpenCode did not compact without the plugin");
+      } finally {
+        await oc.close();
+        await srv.close();
+        cleanup(home);
+      }
+    }
+    {
+      const srv = await startServer({
+        script: [
+          ...bashSteps(8, 250, 1),
+          { text: "1" },
+          ...bashSteps(8, 250, 9),
+          { text: "2" },
+          ...bashSteps(8, 250, 17),
+        ],
+        auxText: "Summary of the session.",
+      });
+      const home = setupPiHome({ server: srv, contextWindow: WINDOW, maxTokens: MAX_OUTPUT });
+      const pi = await startPiRpc(home, {});
+      try {
+        const counted = [];
+        for (const p of turns) {
+          await pi.prompt(p);
+          counted.push((await pi.send({ type: "get_session_stats" })).contextUsage?.tokens);
+        }
+        // Pi's count passes its compaction line (its summary needs more than keepRecentTokens =
+        // 20,000 of history to cut, so this short session gets no entry: Pi sends it whole).
+        assert.ok(
+          counted.some((n) => n > WINDOW - 16_384),
+          `Pi's count stayed below its line without the extension: ${counted}`,
+        );
+        t.diagnostic(`Pi's context tokens without the extension: ${counted.join(", ")}`);
+      } finally {
+        await pi.close();
+        await srv.close();
+        cleanup(home);
+      }
+    }
+  },
+);

@@ -214,7 +214,7 @@ export async function startOpenCodeServer(home, { env = {} } = {}) {
 
 /**
  * `pi --mode rpc` in a home from setupPiHome, with the session kept in home.sessionDir and the
- * extension loaded with -e. Pi 1.x ends each prompt with `agent_settled`; Pi 0.73 (`legacy`)
+ * extension (if any) loaded with -e. Pi 1.x ends each prompt with `agent_settled`; Pi 0.73 (`legacy`)
  * with `agent_end`, after which the test polls get_state until nothing runs.
  */
 export async function startPiRpc(home, { extensionPath, env = {}, legacy = false } = {}) {
@@ -222,7 +222,8 @@ export async function startPiRpc(home, { extensionPath, env = {}, legacy = false
   const [node, cli] = legacy ? [paths.node20, paths.piLegacy] : [paths.node22, paths.pi];
   const args = [cli, "--mode", "rpc", "--model", home.model, "--no-extensions", "--no-skills"];
   args.push("--no-prompt-templates", "--no-themes", "--no-context-files");
-  args.push("--session-dir", home.sessionDir, "-e", path.resolve(extensionPath));
+  args.push("--session-dir", home.sessionDir);
+  if (extensionPath) args.push("-e", path.resolve(extensionPath));
   const proc = spawnGroup(node, args, {
     cwd: home.proj,
     env: { ...isolatedEnv(home), ...PI_ENV, PI_CODING_AGENT_DIR: home.agentDir, ...env },
