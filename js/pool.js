@@ -1,6 +1,8 @@
 // One compactor per session id, shared by the host plugins and the proxy, and host options →
 // engine config.
 import { createCompactor } from "./compactor.js";
+import { engineOptions, resolveStateDir } from "./config.js";
+import { engineModule } from "./wasm.js";
 
 const CONFIG_KEYS = [
   "trimAtTokens",
@@ -11,6 +13,7 @@ const CONFIG_KEYS = [
   "notify",
   "protectedTools",
   "memoryBank",
+  "subagents",
 ];
 
 /** Engine config from host options (OpenCode plugin options, Pi settings): camelCase keys. */
@@ -24,6 +27,7 @@ export function configFrom(options = {}) {
  * project's `.smarter-compact.toml` is looked for. */
 export function compactorPool(options = {}) {
   const pool = new Map();
+  let subagents = null;
   return {
     get(sessionId) {
       let c = pool.get(sessionId);
@@ -39,6 +43,20 @@ export function compactorPool(options = {}) {
         c.catch(() => pool.delete(sessionId)); // a bad id is not cached; the next call reports it again
       }
       return c;
+    },
+    /** Whether subagent sessions are trimmed (config `subagents`, on by default), resolved once
+     * per pool from the same sources as each compactor's config; on when it cannot be read. */
+    trimsSubagents() {
+      subagents ??= (async () => {
+        try {
+          const dir = resolveStateDir(options.stateDir);
+          const opts = engineOptions(dir, configFrom(options), options.projectDir ?? null);
+          return (await engineModule()).resolveConfig(opts).subagents !== false;
+        } catch {
+          return true;
+        }
+      })();
+      return subagents;
     },
     async closeAll() {
       for (const c of pool.values()) await (await c.catch(() => null))?.close();

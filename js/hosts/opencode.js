@@ -15,6 +15,7 @@ import {
   toolDefinitions,
   windowTokens,
 } from "./common.js";
+import { childSessions } from "./opencode-children.js";
 
 // OpenCode's cap on a model's output tokens (OUTPUT_TOKEN_MAX), the reserve its compaction keeps.
 const OPENCODE_OUTPUT_MAX = 32_000;
@@ -64,7 +65,10 @@ function userModelOf(messages) {
 async function server(input, options = {}) {
   // The project's .smarter-compact.toml is looked for from the directory OpenCode runs in.
   const pool = compactorPool({ projectDir: input?.directory, ...options });
-  const client = input?.client; // the SDK client: toasts in the TUI
+  const client = input?.client; // the SDK client: toasts in the TUI, the sessions' parents
+  const children = childSessions(client);
+  // A task-tool child session with `subagents = false`: its requests go out as OpenCode made them.
+  const leftAlone = async (sid) => !(await pool.trimsSubagents()) && (await children.isChild(sid));
   const systemTokens = new Map(); // session → estimated tokens of the system prompt
   const windows = new Map(); // session → { contextWindow, reserveTokens } of its model
   const limits = new Map(); // "provider/model" → its window, asked of the server once
@@ -142,6 +146,7 @@ async function server(input, options = {}) {
     },
     async "experimental.chat.system.transform"(input, output) {
       if (!Array.isArray(output?.system)) return;
+      if (input?.sessionID && (await leftAlone(input.sessionID))) return;
       if (!output.system.some((s) => s.includes(STANDING_INSTRUCTION)))
         output.system.push(STANDING_INSTRUCTION);
       if (!input?.sessionID) return;
@@ -158,6 +163,7 @@ async function server(input, options = {}) {
       const sid = Array.isArray(messages) ? sessionOf(messages) : undefined;
       if (!sid) return;
       try {
+        if (await leftAlone(sid)) return;
         const c = await pool.get(safeSessionId(sid));
         if (!windows.has(sid)) {
           const window = await windowFromServer(userModelOf(messages)).catch(() => undefined);

@@ -9,7 +9,7 @@ import zlib from "node:zlib";
 import { compactorPool } from "../pool.js";
 import { askedTtlMs, restoreMarkers, stripMarkers } from "./cache-control.js";
 import { engineModule } from "../wasm.js";
-import { sessionIdOf } from "./session.js";
+import { conversationOf } from "./session.js";
 
 /** Default port (CONTEXT_PROXY_PORT). */
 export const DEFAULT_PORT = 4101;
@@ -119,7 +119,10 @@ async function rewrite(route, headers, raw, pool, glue) {
   }
   const list = body?.[route.field];
   if (!Array.isArray(list)) return { body: raw, encoded: true, outcome: "no-messages" };
-  const sessionId = sessionIdOf(route.name, headers, body);
+  const { sessionId, subagent } = conversationOf(route.name, headers, body);
+  // A subagent's conversation with `subagents = false` goes upstream as the client sent it.
+  if (subagent && !(await pool.trimsSubagents()))
+    return { body: raw, encoded: true, outcome: "passed-through" };
   const outside = JSON.stringify([
     body.system ?? null,
     body.tools ?? null,
