@@ -184,10 +184,18 @@ export function idleTables(idle, prices) {
   const coldOf = (v) =>
     idle.trials.filter((t) => t.variant === v).reduce((s, t) => s + t.coldCuts, 0);
   const left = on.longAbove - on.longAboveCut;
+  const uncutMax = Math.max(
+    0,
+    ...idle.trials
+      .filter((t) => t.variant === "on")
+      .flatMap((t) => t.longGapRequests)
+      .filter((r) => r.aboveTrimTo && !r.cold)
+      .map((r) => r.engineTokens),
+  );
   const guard =
     `Requests that came after a gap over the TTL, all trials with the cuts on: ${on.longAll}; above trim_to (trim_to_fraction × trim_at = ${k1(idle.engine.trimTo)} by the engine's count) ${on.longAbove}, of which ${on.longAboveCut} were cut there (cache-cold cuts in all: ${coldOf("on")}). ` +
     (left > 0
-      ? `Left uncut: ${left}, by the engine's rule that a cut which does not bring the request under trim_at must free at least min_free_fraction × trim_at (${k1(idle.engine.minFree)}), the in-flight turn's last ${idle.engine.keepLastExchanges} tool exchanges always staying. `
+      ? `Left uncut: ${left}, all sent at ${k1(uncutMax)} or less, about trim_to + min_free_fraction × trim_at (${k1(idle.engine.trimTo + idle.engine.minFree)}): the engine makes a cut under trim_at only when it frees at least min_free_fraction × trim_at (${k1(idle.engine.minFree)}), and the in-flight turn's last ${idle.engine.keepLastExchanges} tool exchanges always stay. `
       : "") +
     `With the cuts off: ${off.longAll} such requests, ${coldOf("off")} cache-cold cuts. Fail-opens: ${on.failOpens + off.failOpens}.`;
   return [main, "", diff, "", summary, "", guard].join("\n");
