@@ -4,7 +4,10 @@
 //
 //   --quick            smoke run (~1 minute): small tasks, one seed, fewer sessions and sizes;
 //                      writes to bench/out/quick/ and leaves bench/REPORT.md alone
-//   --only=a,b         phases to run: mechanism, real-sessions, speed, proxy (default: all)
+//   --only=a,b         phases to run: mechanism, idle, real-sessions, speed, proxy (default: all)
+//                      (--only=idle alone merges its section into the existing bench/REPORT.md
+//                      and bench/mechanism-tables.md, leaving the other sections as they are;
+//                      with --report-only, from the saved bench/out/idle.json)
 //   --report-only      rebuild the report and plots from the saved results in bench/out/
 //   --no-mock          skip the offline check of real-model mode against a scripted endpoint
 //
@@ -16,14 +19,16 @@ import { cpus, loadavg, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
+import { idlePhase } from "./lib/idle.mjs";
+import { IDLE } from "./lib/idle-params.mjs";
 import { runTrial, scores } from "./lib/mechanism.mjs";
 import { cost } from "./lib/meter.mjs";
 import { startMockModel } from "./lib/mock-model.mjs";
 import { proxyBench } from "./lib/proxy.mjs";
 import { realModelFromEnv } from "./lib/realmodel.mjs";
 import { estimatorError, replayAll, sessionFiles } from "./lib/real-sessions.mjs";
-import { reportFacts } from "./lib/report-facts.mjs";
-import { tablesSha, writeReport } from "./lib/report.mjs";
+import { engineSettings, reportFacts } from "./lib/report-facts.mjs";
+import { mergeIdleReport, tablesSha, writeReport } from "./lib/report.mjs";
 import { quantile } from "./lib/stats.mjs";
 import { makeTask } from "./lib/tasks.mjs";
 import { resetTokenCache } from "./lib/tokens.mjs";
@@ -44,7 +49,7 @@ const REPORT_DIR = quick ? OUT : BENCH;
 const STATE = join(BENCH, "out", "state");
 mkdirSync(OUT, { recursive: true });
 mkdirSync(STATE, { recursive: true });
-const PHASES = ["mechanism", "real-sessions", "speed", "proxy"];
+const PHASES = ["mechanism", "idle", "real-sessions", "speed", "proxy"];
 const phases = args.only ? String(args.only).split(",") : PHASES;
 const log = (...a) =>
   console.log(`[bench ${((performance.now() - t0) / 1000).toFixed(0).padStart(4)}s]`, ...a);
@@ -130,6 +135,14 @@ async function mechanism() {
     trials,
     series,
   });
+}
+
+/** The idle phase: idle gaps on a simulated clock, cache-cold cuts on vs off (lib/idle.mjs). */
+async function idle() {
+  const engine = await engineSettings({ config: config.arms["smarter-compact"].config ?? {} }, [
+    config.model,
+  ]);
+  save("idle", await idlePhase(config, IDLE, { stateRoot: STATE, engine, log }));
 }
 
 /** Real-model mode (env) or its offline check against the scripted endpoint (mock). */
@@ -297,6 +310,9 @@ if (!args["report-only"]) {
       await mechanism();
       if (!args["no-mock"]) await realModel({ mock: true });
       if (realModelFromEnv(process.env, base.realModel)) await realModel({ mock: false });
+    } else if (phase === "idle") {
+      await idle();
+      timing.idleAt = new Date().toISOString();
     } else if (phase === "real-sessions") await realSessions();
     else if (phase === "speed") await speed();
     else if (phase === "proxy")
@@ -312,17 +328,22 @@ if (!args["report-only"]) {
   save("timing", timing);
   rmSync(STATE, { recursive: true, force: true });
 }
-const facts = await reportFacts(config, { models: [config.model, SPEED_MODEL] });
-const { tables, hash, previous } = writeReport({
-  bench: BENCH,
-  out: OUT,
-  reportDir: REPORT_DIR,
-  config: base,
-  quick,
-  command: quick ? "node bench/run.mjs --quick" : "make bench",
-  facts,
-  speedModel: SPEED_MODEL,
-});
+// the idle phase alone: its section goes into the report as it is (the other phases' results
+// may not be in bench/out/)
+const mergeOnly = !quick && phases.length === 1 && phases[0] === "idle";
+const facts = mergeOnly ? null : await reportFacts(config, { models: [config.model, SPEED_MODEL] });
+const { tables, hash, previous } = mergeOnly
+  ? mergeIdleReport({ out: OUT, reportDir: REPORT_DIR, config: base })
+  : writeReport({
+      bench: BENCH,
+      out: OUT,
+      reportDir: REPORT_DIR,
+      config: base,
+      quick,
+      command: quick ? "node bench/run.mjs --quick" : "make bench",
+      facts,
+      speedModel: SPEED_MODEL,
+    });
 log(`report written to ${join(REPORT_DIR, "REPORT.md")}`);
 log(
   `${tables}: sha256 ${hash}${previous == null ? "" : previous === hash ? " (same as when the run started)" : ` (when the run started: ${previous})`}`,

@@ -168,6 +168,7 @@ class Compactor {
       contextWindow = 0,
       reserveTokens = 0,
       cacheTtlMs = 0,
+      nowMs,
     } = opts;
     try {
       if (!Array.isArray(messages)) throw codedError("E_ARG", "messages must be an array");
@@ -187,7 +188,7 @@ class Compactor {
           contextWindow,
           reserveTokens,
           cacheTtlMs,
-          nowMs: Date.now(),
+          nowMs: nowMs ?? Date.now(),
         }),
       );
       this.#storeError = null;

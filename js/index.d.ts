@@ -129,6 +129,9 @@ export interface TransformOptions {
   /** The prompt cache's lifetime this request asked for, in ms (e.g. an hour for Anthropic's
    * long TTL); absent: the configured lifetime for the model (`[context_proxy.cache_ttl]`). */
   cacheTtlMs?: number;
+  /** The time of this request, ms since the epoch, for cache-cold cuts (the gap since the
+   * session's previous request); absent: `Date.now()`. For replays and simulated clocks. */
+  nowMs?: number;
 }
 
 /** The stats of a request that went out unchanged because of an error. */

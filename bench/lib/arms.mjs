@@ -3,9 +3,10 @@
 // Every arm gets the same client history (the host keeps everything) and returns the messages it
 // sends. The provider's context window applies last to every arm: what does not fit is lost
 // from the oldest end (after the system prompt and the task turn, whole tool exchanges at a time).
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createCompactor, compactContext, runTool, toolDefinitions } from "../../npm/js/index.js";
+import { configPath } from "../../npm/js/config.js";
 import { STANDING_INSTRUCTION } from "../../npm/js/hosts/common.js";
 import { engineModule } from "../../npm/js/wasm.js";
 import { fixedTokens, messageTokens } from "./tokens.mjs";
@@ -129,11 +130,16 @@ function clearArm(task, cfg, window) {
 }
 
 /** smarter-compact through the real engine (createCompactor), as a host would run it: the
- * standing instruction in the system prompt, the five tools registered, each request transformed. */
+ * standing instruction in the system prompt, the five tools registered, each request transformed
+ * (at the simulated clock's time when the trial has one). `cfg.toml`: the user's config.toml. */
 async function smarterArm(task, cfg, window, ctx) {
   const dir = join(ctx.stateRoot, `${task.id}-${task.seed}-${ctx.tag ?? "o"}`);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
+  if (cfg.toml) {
+    mkdirSync(join(dir, "context"), { recursive: true });
+    writeFileSync(configPath(dir), cfg.toml);
+  }
   const c = await createCompactor({
     sessionId: `bench-${task.id}-${task.seed}`,
     stateDir: dir,
@@ -147,7 +153,7 @@ async function smarterArm(task, cfg, window, ctx) {
   const tools = [...task.tools, ...recallTools];
   const system = { role: "system", content: `${task.system.content}\n\n${STANDING_INSTRUCTION}` };
   const overheadTokens = (await engineModule()).estimateTokens(JSON.stringify(tools));
-  const stats = { trims: 0, compressed: 0, failOpens: 0, overLimit: 0 };
+  const stats = { trims: 0, coldTrims: 0, compressed: 0, failOpens: 0, overLimit: 0 };
   return {
     hasRecall: true,
     tools,
@@ -155,11 +161,12 @@ async function smarterArm(task, cfg, window, ctx) {
     window,
     compactor: c,
     stats,
-    async prepare(h) {
+    async prepare(h, nowMs = null) {
       const { messages, stats: st } = await c.transform([system, ...h.slice(1)], {
         model: cfg.model,
         format: "openai",
         overheadTokens,
+        ...(nowMs != null && { nowMs }),
       });
       const events = [];
       if (st.fail_open) {
@@ -170,12 +177,16 @@ async function smarterArm(task, cfg, window, ctx) {
         stats.trims++;
         events.push("trim");
       }
+      if (st.cache_cold) {
+        stats.coldTrims++;
+        events.push("cold");
+      }
       if (st.compressed) {
         stats.compressed += st.compressed;
         events.push("compress");
       }
       if (st.over_limit) stats.overLimit++;
-      return { messages, events };
+      return { messages, events, engineTokens: st.after_tokens };
     },
     recall: (name, args) => runTool(c, name, args),
     async close() {

@@ -5,45 +5,61 @@ import { Meter, totals } from "./meter.mjs";
 import { answerFromRecall, answerFromVisible, recallCall } from "./oracle.mjs";
 import { checkRequest, fixedTokens, messageTokens } from "./tokens.mjs";
 
-/** Runs one trial. `model`: null for the oracle, or a real-model client (lib/realmodel.mjs). */
+/** Runs one trial. `model`: null for the oracle, or a real-model client (lib/realmodel.mjs).
+ * `ctx.clock` (optional): a simulated clock, `{startMs, ttlMs, gaps}` with the gaps of
+ * `idleGaps()` (lib/tasks.mjs); each request then carries its time to the arm and the meter,
+ * whose cache expires after `ttlMs`. Without it the arm sees the real clock and the cache never
+ * expires. */
 export async function runTrial(task, armName, config, ctx, model = null) {
   const arm = await createArm(armName, task, config, ctx);
   const fixed = fixedTokens(config.model, arm.tools);
-  const meter = new Meter(fixed, config.cache);
+  const clock = ctx.clock ?? null;
+  const meter = new Meter(fixed, config.cache, { ttlMs: clock?.ttlMs ?? null });
   meter.keepPeak = !!ctx.check;
   const hist = [task.system, task.task];
   const hookMs = [];
   let windowDrops = 0;
-  const send = async () => {
+  let now = clock?.startMs ?? null;
+  const send = async (gapMs = 0) => {
+    if (now != null) now += gapMs;
     const t0 = performance.now();
-    const { messages, events } = await arm.prepare(hist);
+    const { messages, events, engineTokens } = await arm.prepare(hist, now);
     hookMs.push(performance.now() - t0);
     const fit = fitWindow(messages, fixed, arm.window);
     if (fit.dropped) {
       windowDrops++;
       events.push("window");
     }
-    meter.request(fit.messages, events);
+    const row = meter.request(fit.messages, events, now);
+    if (engineTokens != null) row.engine = engineTokens; // the engine's count of what it sent
     return fit.messages;
   };
+  const gaps = clock?.gaps ?? null;
   const reply = (m) => {
     hist.push(m);
     meter.output(messageTokens(m));
   };
   try {
-    for (const step of task.steps) {
-      await send();
+    for (const [i, step] of task.steps.entries()) {
+      await send(gaps?.loop[i]);
       reply(step.assistant);
       hist.push(step.result);
     }
-    await send();
+    await send(gaps?.loop[task.steps.length]);
     reply(task.done);
     const answers = [];
     for (const [k, q] of task.questions.entries()) {
       hist.push({ role: "user", content: q.text });
+      // the question's first request after the user's gap, any later one (a recall) after the tool's
+      let first = true;
+      const sendQ = () => {
+        const gap = first ? gaps?.questions[k] : gaps?.recall;
+        first = false;
+        return send(gap);
+      };
       const a = model
-        ? await modelAnswer(task, q, k, arm, send, reply, hist, model)
-        : await oracleAnswer(task, q, k, arm, send, reply, hist);
+        ? await modelAnswer(task, q, k, arm, sendQ, reply, hist, model)
+        : await oracleAnswer(task, q, k, arm, sendQ, reply, hist);
       answers.push({
         kind: q.kind,
         key: q.key ?? `${q.service} ${q.level}`,

@@ -3,25 +3,33 @@
 // Cache model: the tools and the system prompt come first (Anthropic's render order), and each
 // request is cached up to its end (a breakpoint on the last message). A request reads from the
 // cache the longest prefix it shares, message by message and byte for byte, with the request
-// just before it (requests follow each other well inside the 5-minute TTL), if that prefix is at
-// least `minPrefix` tokens; the rest of the request is written to the cache (if the request is
-// at least `minPrefix` tokens) or sent uncached. Reads cost `read`×, writes `write`× the input price.
+// just before it, if that prefix is at least `minPrefix` tokens; the rest of the request is
+// written to the cache (if the request is at least `minPrefix` tokens) or sent uncached. Reads
+// cost `read`×, writes `write`× the input price. Without a clock the cache never expires (the
+// requests follow each other well inside the 5-minute TTL); with one (`ttlMs` and each request's
+// time), a request more than `ttlMs` after the one before it reads nothing: the provider has
+// dropped the entry (each read or write renews it), so it writes its whole prompt.
 import { messageTokens } from "./tokens.mjs";
 
 export class Meter {
-  constructor(fixed, cache) {
+  /** `ttlMs`: the cache's lifetime when requests carry their time (null: it never expires). */
+  constructor(fixed, cache, { ttlMs = null } = {}) {
     this.fixed = fixed;
     this.cache = cache;
+    this.ttlMs = ttlMs;
     this.prev = null;
+    this.prevAt = null;
     this.rows = [];
   }
 
-  /** Records one request; returns its row. */
-  request(messages, events = []) {
+  /** Records one request (`atMs`: its time on the clock, with `ttlMs`); returns its row. */
+  request(messages, events = [], atMs = null) {
     let tokens = this.fixed;
     for (const m of messages) tokens += messageTokens(m);
-    let shared = this.prev ? this.fixed : 0;
-    if (this.prev) {
+    const gapMs = atMs != null && this.prevAt != null ? atMs - this.prevAt : null;
+    const expired = this.ttlMs != null && gapMs != null && gapMs > this.ttlMs;
+    let shared = this.prev && !expired ? this.fixed : 0;
+    if (this.prev && !expired) {
       const p = this.prev;
       for (let i = 0; i < Math.min(p.length, messages.length); i++) {
         const a = p[i];
@@ -41,8 +49,11 @@ export class Meter {
       out: 0,
       events,
       n: messages.length,
+      gapMs,
+      expired,
     };
     this.prev = messages.slice(); // the caller may keep appending to its array
+    this.prevAt = atMs;
     if (this.keepPeak && tokens > (this.peakTokens ?? 0)) {
       this.peakTokens = tokens;
       this.peakMessages = this.prev;

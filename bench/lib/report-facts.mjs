@@ -14,7 +14,7 @@ import { messageTokens } from "./tokens.mjs";
 const ROOT = new URL("../../", import.meta.url).pathname;
 
 /** The settings of an engine opened like the smarter-compact arm's, and trim_at per model. */
-async function engineSettings(options, models) {
+export async function engineSettings(options, models) {
   const dir = mkdtempSync(join(tmpdir(), "scb-facts-"));
   try {
     const c = await createCompactor({

@@ -27,6 +27,7 @@ import {
   replayTable,
   requestErrorLine,
 } from "./report-real-sessions.mjs";
+import { IDLE_HEADING, idleSection, mergeIdle } from "./report-idle.mjs";
 import { speedSection } from "./report-speed.mjs";
 import { SPEED } from "./speed-params.mjs";
 
@@ -40,7 +41,7 @@ export function tablesSha(reportDir) {
 }
 
 /** The deterministic figures only (no timings, dates or machine): diff two runs' files. */
-function mechanismTables({ cfg, agg, mech, mock, rs, facts, command, configText }) {
+function mechanismTables({ cfg, agg, mech, idle, mock, rs, facts, command, configText }) {
   const L = [
     `# smarter-compact mechanism tables`,
     "",
@@ -56,6 +57,7 @@ function mechanismTables({ cfg, agg, mech, mock, rs, facts, command, configText 
     L.push(`## Paired by seed`, "", pairedTable(agg, cfg), "");
     L.push(`## Where smarter-compact is behind`, "", behindTable(behindRows(agg, cfg, facts)), "");
   }
+  if (idle) L.push(idleSection(idle, cfg.prices.models, { forTables: true }), "");
   if (mock)
     L.push(`## Real-model mode, offline check (scripted endpoint)`, "", mockTable(mock, cfg), "");
   if (rs) {
@@ -63,6 +65,55 @@ function mechanismTables({ cfg, agg, mech, mock, rs, facts, command, configText 
     L.push(`## Real sessions: replay`, "", replayTable(rs, cfg.prices.models), "");
   }
   return `${L.join("\n").trimEnd()}\n`;
+}
+
+/** REPORT.md's paragraph on the deterministic tables' hash, and the one before this run's. */
+function tablesParagraph(hash, previous, quick) {
+  return (
+    `**Mechanism figures**: every deterministic table of this report (scores, tokens, cache, costs, peaks, requests, events; none of the timings) is also written alone to [${MECHANISM_TABLES}](${MECHANISM_TABLES}), SHA-256 \`${hash}\`. ` +
+    (previous == null
+      ? `There was no ${MECHANISM_TABLES} in ${quick ? "bench/out/quick/" : "bench/"} when this run started, so nothing to compare with.`
+      : previous === hash
+        ? `The ${MECHANISM_TABLES} that was there when this run started (from the run before) had the same SHA-256: this run reproduced its figures.`
+        : `The ${MECHANISM_TABLES} that was there when this run started (from the run before) had SHA-256 \`${previous}\`: the figures differ from that run's (\`git diff bench/${MECHANISM_TABLES}\` shows where).`) +
+    ` Two runs can be compared with \`sha256sum\` or \`diff\` of the file.`
+  );
+}
+
+/** The report's contents line (with the idle section's link when it has one). */
+function contentsLine(idle) {
+  const anchor = IDLE_HEADING.replace(/^## /, "")
+    .toLowerCase()
+    .replace(/[^a-z0-9 -]/g, "")
+    .replace(/ /g, "-");
+  return `Contents: [headline](#headline) · [README snippet](#readme-snippet) · [method](#method) · [details](#mechanism-bench-details) · [where smarter-compact is behind](#where-smarter-compact-is-behind)${idle ? ` · [idle gaps: cache-cold cuts](#${anchor})` : ""} · [real sessions](#real-sessions) · [speed and scale](#speed-and-scale) · [real-model mode](#real-model-mode) · [reproduce](#reproduce)`;
+}
+
+/** The idle phase run alone: its section merged into the existing REPORT.md and
+ * mechanism-tables.md from bench/out/idle.json, the rest of both files left as it was. */
+export function mergeIdleReport({ out, reportDir, config }) {
+  const idle = load(out, "idle");
+  if (!idle) throw new Error(`no idle.json in ${out}: run the idle phase first`);
+  const timing = load(out, "timing") ?? {};
+  return mergeIdle({
+    reportDir,
+    idle,
+    prices: config.prices.models,
+    timing,
+    tablesFile: MECHANISM_TABLES,
+    sha256,
+    header: (report, hash, previous) =>
+      report
+        .split("\n")
+        .map((line) =>
+          line.startsWith("**Mechanism figures**")
+            ? tablesParagraph(hash, previous, false)
+            : line.startsWith("Contents: ")
+              ? contentsLine(true)
+              : line,
+        )
+        .join("\n"),
+  });
 }
 
 export function writeReport({ bench, out, reportDir, config, quick, command, facts, speedModel }) {
@@ -73,6 +124,7 @@ export function writeReport({ bench, out, reportDir, config, quick, command, fac
   const timing = load(out, "timing") ?? {};
   const mock = load(out, "mock-model");
   const real = load(out, "real-model");
+  const idle = load(out, "idle");
   // the config as run (tasks and seeds of this run) with the report's inputs (prices, baseline)
   const cfg = {
     ...config,
@@ -92,7 +144,7 @@ export function writeReport({ bench, out, reportDir, config, quick, command, fac
   const tablesPath = join(reportDir, MECHANISM_TABLES);
   const previous = timing.tablesBefore ?? null; // the file as it was when the run started
   const configText = readFileSync(join(bench, "config.json"), "utf8");
-  const tables = mechanismTables({ cfg, agg, mech, mock, rs, facts, command, configText });
+  const tables = mechanismTables({ cfg, agg, mech, idle, mock, rs, facts, command, configText });
   writeFileSync(tablesPath, tables);
   const hash = sha256(tables);
 
@@ -102,7 +154,7 @@ export function writeReport({ bench, out, reportDir, config, quick, command, fac
   L.push("");
   L.push(
     `Generated by \`${command}\`${quick ? "" : " (`node bench/run.mjs`)"} on ${timing.at?.slice(0, 10) ?? "?"}: ${m.cpu ?? "?"}, ${m.cores ?? "?"} cores, ${m.memGB ?? "?"} GB, ${m.platform ?? ""}, Node ${m.node ?? "?"}. ` +
-      `Whole run ${timing.total ? `${(timing.total / 60).toFixed(1)} min` : "–"} (mechanism ${fmtS(timing.mechanism)}, real sessions ${fmtS(timing["real-sessions"])}, speed ${fmtS(timing.speed)}, proxy ${fmtS(timing.proxy)}). ` +
+      `Whole run ${timing.total ? `${(timing.total / 60).toFixed(1)} min` : "–"} (mechanism ${fmtS(timing.mechanism)}, idle ${fmtS(timing.idle)}, real sessions ${fmtS(timing["real-sessions"])}, speed ${fmtS(timing.speed)}, proxy ${fmtS(timing.proxy)}). ` +
       `Everything is offline and seeded.` +
       (timing.load
         ? ` Load average (5 min) at the end of each phase: ${Object.entries(timing.load)
@@ -111,19 +163,9 @@ export function writeReport({ bench, out, reportDir, config, quick, command, fac
         : ""),
   );
   L.push("");
-  L.push(
-    `**Mechanism figures**: every deterministic table of this report (scores, tokens, cache, costs, peaks, requests, events; none of the timings) is also written alone to [${MECHANISM_TABLES}](${MECHANISM_TABLES}), SHA-256 \`${hash}\`. ` +
-      (previous == null
-        ? `There was no ${MECHANISM_TABLES} in ${quick ? "bench/out/quick/" : "bench/"} when this run started, so nothing to compare with.`
-        : previous === hash
-          ? `The ${MECHANISM_TABLES} that was there when this run started (from the run before) had the same SHA-256: this run reproduced its figures.`
-          : `The ${MECHANISM_TABLES} that was there when this run started (from the run before) had SHA-256 \`${previous}\`: the figures differ from that run's (\`git diff bench/${MECHANISM_TABLES}\` shows where).`) +
-      ` Two runs can be compared with \`sha256sum\` or \`diff\` of the file.`,
-  );
+  L.push(tablesParagraph(hash, previous, quick));
   L.push("");
-  L.push(
-    `Contents: [headline](#headline) · [README snippet](#readme-snippet) · [method](#method) · [details](#mechanism-bench-details) · [where smarter-compact is behind](#where-smarter-compact-is-behind) · [real sessions](#real-sessions) · [speed and scale](#speed-and-scale) · [real-model mode](#real-model-mode) · [reproduce](#reproduce)`,
-  );
+  L.push(contentsLine(!!idle));
   L.push("");
 
   if (mech) {
@@ -220,6 +262,7 @@ export function writeReport({ bench, out, reportDir, config, quick, command, fac
     L.push("");
   }
 
+  if (idle) L.push(idleSection(idle, prices, { timing }), "");
   if (rs) L.push(realSessionsSection(rs, prices));
   if (speed) {
     const lat = svg("latency-vs-session-size.svg", latencyPlot(speed, SPEED));
@@ -237,7 +280,8 @@ function reproduce() {
 \`\`\`sh
 make bench                      # = node bench/run.mjs: all phases, writes bench/REPORT.md, bench/${MECHANISM_TABLES} and bench/*.svg
 node bench/run.mjs --quick      # smoke run: small tasks, one seed; writes bench/out/quick/
-node bench/run.mjs --only=speed # one phase (mechanism, real-sessions, speed, proxy); --report-only rebuilds the report
+node bench/run.mjs --only=speed # one phase (mechanism, idle, real-sessions, speed, proxy); --report-only rebuilds the report
+node bench/run.mjs --only=idle  # the idle phase alone: merges its section into REPORT.md and ${MECHANISM_TABLES}
 make bench-embed                # the embedder's speed and memory: writes bench/EMBED.md
 \`\`\`
 

@@ -396,3 +396,22 @@ function finish(spec, kind, seed, entries, stepList, questions, r, taskText) {
 export function makeTask(spec, seed) {
   return spec.kind === "kv" ? kvTask(spec, seed) : logTask(spec, seed);
 }
+
+/** Idle gaps of a task on a simulated clock, ms, deterministic from the task and its seed:
+ * `loop[i]` before the i-th request of the reading (loop[0] = 0: nothing came before it),
+ * `questions[k]` before the k-th question's first request, `recall` before each request that
+ * follows a recall tool call. `params`: bench/lib/idle-params.mjs. */
+export function idleGaps(task, params) {
+  const r = rng(seedOf(`${task.id}/idle`, task.seed));
+  const gap = (pLong) => {
+    const [lo, hi] = r.next() < pLong ? params.longMs : params.shortMs;
+    return r.int(lo, hi);
+  };
+  const loop = [0];
+  for (let i = 0; i < task.steps.length; i++) loop.push(gap(params.longInLoop));
+  return {
+    loop,
+    questions: task.questions.map(() => gap(params.longBeforeQuestion)),
+    recall: params.recallMs,
+  };
+}

@@ -191,3 +191,40 @@ test("constants(): the engine's formats and error codes, which strict errors use
   assert.ok(k.errorCodes.includes(err.code), err.code);
   assert.equal(k.vectorDim, 384);
 });
+
+test("transform's nowMs is the clock of cache-cold cuts: a gap over the cache's lifetime cuts early", async () => {
+  // a session above trim_to (0.3 × 16000) and well under trim_at: only a cold cache cuts it
+  const history = [
+    { role: "system", content: "You are a helpful agent." },
+    { role: "user", content: "Read the pages." },
+  ];
+  for (let i = 0; i < 12; i++) {
+    const id = `call_${i}`;
+    history.push(
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id, type: "function", function: { name: "read", arguments: `{"p":${i}}` } }],
+      },
+      { role: "tool", tool_call_id: id, content: `page ${i}: ${"word ".repeat(900)}` },
+    );
+  }
+  const next = (h, k) => [...h, { role: "user", content: `question ${k}?` }];
+  const t0 = Date.UTC(2026, 0, 5, 9);
+  for (const [gapMs, cold] of [
+    [60_000, false],
+    [6 * 60_000, true],
+  ]) {
+    const c = await open({ trimAtTokens: 16000 });
+    const first = await c.transform(history, { model: "m", nowMs: t0 });
+    assert.equal(first.stats.trimmed, false, "under trim_at: no cut");
+    assert.ok(
+      first.stats.after_tokens > 0.3 * 16000 + 1600,
+      `above trim_to: ${first.stats.after_tokens}`,
+    );
+    const { stats } = await c.transform(next(history, 1), { model: "m", nowMs: t0 + gapMs });
+    assert.equal(stats.trimmed, cold, `after ${gapMs / 60_000} min`);
+    assert.equal(stats.cache_cold, cold);
+    await c.close();
+  }
+});
