@@ -53,9 +53,13 @@ after(async () => {
   await registry?.close();
 });
 
-/** A user's project with `npm install smarter-compact` done in it (once per file). */
-async function consumerProject() {
-  if (consumer) return consumer;
+/** A user's project with `npm install smarter-compact` done in it (once per file, shared). */
+function consumerProject() {
+  consumer ??= installByName();
+  return consumer;
+}
+
+async function installByName() {
   const root = scratchDir("sc-reg-consumer-");
   const home = path.join(root, "home");
   const project = path.join(root, "project");
@@ -72,8 +76,7 @@ async function consumerProject() {
     timeoutMs: 180_000,
   });
   assert.equal(r.code, 0, r.stderr.slice(-2000));
-  consumer = { root, home, project, dir: path.join(project, "node_modules", OWN_PACKAGE) };
-  return consumer;
+  return { root, home, project, dir: path.join(project, "node_modules", OWN_PACKAGE) };
 }
 
 /** `npx smarter-compact doctor --json` from the consumer project, in `env` (the host's home). */
