@@ -48,6 +48,9 @@ export async function openSqlite({
       const shim = await mod.open({ path, readonly });
       return shim;
     } catch (e) {
+      // The shim's own coded refusal first: its message may name other backends (E_STORE_WAL's
+      // advice mentions bun:sqlite), which must not read as "this backend is not installed".
+      if (typeof e?.code === "string" && e.code.startsWith("E_")) throw e;
       const missing =
         e?.code === "ERR_MODULE_NOT_FOUND" ||
         e?.code === "ERR_UNKNOWN_BUILTIN_MODULE" ||
@@ -56,7 +59,6 @@ export async function openSqlite({
         skipped.push(`${kind}: ${e.message}`);
         continue;
       }
-      if (typeof e?.code === "string" && e.code.startsWith("E_")) throw e; // the shim's own coded refusal
       throw codedError("E_STORE", `cannot open ${path} with ${kind}: ${e.message}`, e);
     }
   }

@@ -3,11 +3,21 @@
 // SMARTER_COMPACT_DOCTOR_PATH="" makes doctor look for no host binary, so only what a test
 // writes is found. Checked: the JSON report, the exit code, and that stores are never written.
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import {
+  cpSync,
+  mkdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
+import { fileURLToPath } from "node:url";
 import { createCompactor } from "../../npm/js/index.js";
-import { run, tempDir } from "./helpers/cli.mjs";
+import { cleanEnv, run, tempDir } from "./helpers/cli.mjs";
 
 /** A scratch home: its env, its paths, and `doctor(...args)` run in it. */
 function home() {
@@ -280,4 +290,37 @@ test("human output: each FAIL line is followed by its fix; usage errors exit 2",
   assert.match(lines.at(-1), /problems? needs? action/);
   assert.equal(run(["doctor", "extra"], { env: h.env }).code, 2);
   assert.equal(run(["doctor", "--bogus"], { env: h.env }).code, 2);
+});
+
+test("a store whose -wal sql.js cannot read, where sql.js is the only backend: a warning, not a corrupt store", async () => {
+  // What `npx smarter-compact doctor` on Node 20 meets after an OpenCode session (bun:sqlite leaves
+  // its WAL unmerged): a copy of the package whose node_modules has sql.js but no better-sqlite3.
+  const repo = fileURLToPath(new URL("../../", import.meta.url));
+  const pkg = join(tempDir("sc-doctor-pkg-"), "smarter-compact");
+  mkdirSync(join(pkg, "node_modules"), { recursive: true });
+  cpSync(join(repo, "npm", "package.json"), join(pkg, "package.json"));
+  cpSync(join(repo, "npm", "js"), join(pkg, "js"), { recursive: true });
+  for (const d of ["pkg", "pkg-edit", "pkg-embed", "models", "data"])
+    symlinkSync(join(repo, "npm", d), join(pkg, d));
+  for (const m of ["sql.js", "jsonc-parser"])
+    symlinkSync(join(repo, "node_modules", m), join(pkg, "node_modules", m));
+  const h = home();
+  const db = await makeStore(h.state, "s1");
+  writeFileSync(`${db}-wal`, "not merged yet");
+  const before = readFileSync(db);
+  const env = cleanEnv(h.env);
+  delete env.SMARTER_COMPACT_SQLITE; // the backend doctor picks by itself
+  const r = spawnSync(process.execPath, [join(pkg, "js", "cli.js"), "doctor", "--json"], {
+    env: { ...env, NODE_OPTIONS: "" },
+    encoding: "utf8",
+    timeout: 120_000,
+  });
+  assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+  const report = JSON.parse(r.stdout);
+  const store = report.findings.filter((f) => f.check === "store" && f.status !== "ok");
+  assert.equal(store.length, 1, JSON.stringify(report.findings));
+  assert.equal(store[0].status, "warn");
+  assert.match(store[0].message, /E_STORE_WAL/);
+  assert.equal(store[0].fix, null, "no advice to move a healthy store away");
+  assert.deepEqual(readFileSync(db), before, "the store was not written");
 });

@@ -82,7 +82,7 @@ function serverUrl({ server, baseURL }) {
 }
 
 /** Only what a host needs from the parent environment; no API keys, no user config leaks in. */
-function baseEnv(home) {
+export function baseEnv(home) {
   const keep = ["PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "TERM", "SHELL"];
   const env = {};
   for (const k of keep) if (process.env[k] != null) env[k] = process.env[k];
@@ -399,8 +399,9 @@ export async function runPi({
 }
 
 /** Runs a host's own command line (e.g. `opencode plugin`, `pi install`) in a home made by
- * setupOpenCodeHome / setupPiHome, with the same isolated environment as the runs. */
-export function runHostCli(home, args, { env = {}, timeoutMs = 120_000 } = {}) {
+ * setupOpenCodeHome / setupPiHome, with the same isolated environment as the runs; `legacy: true`
+ * runs Pi 0.73 under Node 20 instead of Pi 1.x. */
+export function runHostCli(home, args, { env = {}, timeoutMs = 120_000, legacy = false } = {}) {
   const paths = hostPaths();
   if (home.kind === "opencode") {
     return run(paths.opencode, args, {
@@ -409,7 +410,8 @@ export function runHostCli(home, args, { env = {}, timeoutMs = 120_000 } = {}) {
       timeoutMs,
     });
   }
-  return run(paths.node22, [paths.pi, ...args], {
+  const [node, cli] = legacy ? [paths.node20, paths.piLegacy] : [paths.node22, paths.pi];
+  return run(node, [cli, ...args], {
     cwd: home.proj,
     env: { ...baseEnv(home.home), ...PI_ENV, PI_CODING_AGENT_DIR: home.agentDir, ...env },
     timeoutMs,
