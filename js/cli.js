@@ -11,7 +11,7 @@ sessions (state dir: --state-dir D, else SMARTER_COMPACT_STATE_DIR, else ~/.loca
   search <session> <query> [--limit N] [--scope trimmed|all] [--json]
                                              search a session's stored history
   sql <session> <statement> [--json]         one read-only SQL query on a session's store
-  get <session> <id> [--start N] [--end N] [--json]
+  get <session> <id> [--start N] [--end N] [--grep TEXT] [--json]
                                              a page of a compressed output or a stored message
   restore <session> [--json]                 lift the session's latest cut on its next request
                                              (states the one-time prompt-cache write it costs)
@@ -121,7 +121,7 @@ const COMMANDS = {
   async get(argv, out) {
     const { getCommand } = await import("./cli/lookup.js");
     return getCommand(
-      parseArgs(argv, { values: [...STATE, "--start", "--end"], switches: ["--json"] }),
+      parseArgs(argv, { values: [...STATE, "--start", "--end", "--grep"], switches: ["--json"] }),
       out,
     );
   },

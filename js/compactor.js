@@ -305,15 +305,18 @@ class Compactor {
     return await this.#call((e) => e.search(query, limit, scope, qv));
   }
 
-  /** `smart_compact_get`: a page of a compressed output or a message, `{page, text}`. */
-  async get(id, { start_line, end_line } = {}) {
+  /** `smart_compact_get`: a page of a compressed output or a message, or of its lines that
+   * contain `grep`, `{page, text}`. */
+  async get(id, { start_line, end_line, grep } = {}) {
     if (typeof id !== "string" && !Number.isInteger(id))
       throw codedError("E_ARG", "id must be a string or a message number");
     for (const [k, v] of Object.entries({ start_line, end_line })) {
       if (v !== undefined && (!Number.isInteger(v) || v < 1))
         throw codedError("E_ARG", `${k} must be a positive integer`);
     }
-    return await this.#call((e) => e.get(String(id), start_line ?? 0, end_line ?? 0));
+    if (grep !== undefined && typeof grep !== "string")
+      throw codedError("E_ARG", "grep must be a string");
+    return await this.#call((e) => e.get(String(id), start_line ?? 0, end_line ?? 0, grep ?? ""));
   }
 
   /** `smart_compact_sql`: one read-only query, `{columns, rows, truncated, text}`. */

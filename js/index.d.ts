@@ -208,7 +208,10 @@ export interface Compactor {
    * for `mode: "hybrid"` without the model. */
   search(query: string, opts?: SearchOptions): Promise<SearchResult>;
   /** `smart_compact_get`: a page of a compressed output (by blob id) or of a message (by number). */
-  get(id: string | number, opts?: { start_line?: number; end_line?: number }): Promise<GetResult>;
+  get(
+    id: string | number,
+    opts?: { start_line?: number; end_line?: number; grep?: string },
+  ): Promise<GetResult>;
   /** `smart_compact_sql`: one read-only query (at most 200 rows, stopped after `timeoutMs`). */
   sql(statement: string, opts?: { timeoutMs?: number }): Promise<SqlResult>;
   /** `context_status`: thresholds, store, trims, fail-opens, usage. */

@@ -56,7 +56,7 @@ export async function toolDefinitions() {
     {
       name: "smart_compact_get",
       description:
-        "Read the full text of a compressed tool output (by the id in its '[smarter-compact] output compressed' header or a search hit) or of a stored message (by its number), a page of up to 200 lines at a time.",
+        "Read the full text of a compressed tool output (by the id in its '[smarter-compact] output compressed' header or a search hit) or of a stored message (by its number), a page of up to 200 lines at a time; with grep, only the lines that contain the text, each with its line number.",
       parameters: {
         type: "object",
         properties: {
@@ -66,6 +66,12 @@ export async function toolDefinitions() {
             type: "integer",
             minimum: 1,
             description: "Last line (at most 200 lines per page).",
+          },
+          grep: {
+            type: "string",
+            maxLength: 200,
+            description:
+              "Only the lines containing this text (case-insensitive; alternatives separated by |), with their numbers.",
           },
         },
         required: ["id"],
@@ -132,7 +138,11 @@ export async function runTool(compactor, name, args = {}) {
       return (await compactor.sql(args.sql)).text;
     case "smart_compact_get":
       return (
-        await compactor.get(args.id, { start_line: args.start_line, end_line: args.end_line })
+        await compactor.get(args.id, {
+          start_line: args.start_line,
+          end_line: args.end_line,
+          grep: args.grep,
+        })
       ).text;
     case "context_status":
       return (await compactor.status()).text;

@@ -2,7 +2,7 @@
 //! multibyte characters at every cut point, empty output.
 
 use smarter_compact::compress::{
-    compress, header, lines, BODY_BUDGET_BYTES, HEAD_LINES, LINE_CAP_BYTES, TAIL_LINES,
+    compress, header, lines, LeftOut, BODY_BUDGET_BYTES, HEAD_LINES, LINE_CAP_BYTES, TAIL_LINES,
 };
 use smarter_compact::fingerprint::content_id;
 use smarter_compact::tokens::estimate_text;
@@ -28,7 +28,18 @@ fn threshold_is_exclusive() {
 fn golden_hundred_lines() {
     let text = numbered(100, "\n");
     let c = compress(&text, 10).expect("compressed");
-    let mut expected = header(100, estimate_text(&text), &content_id(&text));
+    let shown: String = (1..=HEAD_LINES)
+        .chain(81..=100)
+        .map(|i| format!("line {i} of the output\n"))
+        .collect();
+    let left = LeftOut {
+        lines: 40,
+        bytes: (41..=80)
+            .map(|i| format!("line {i} of the output").len())
+            .sum(),
+        tokens: estimate_text(&text) - estimate_text(&shown),
+    };
+    let mut expected = header(100, estimate_text(&text), &content_id(&text), left);
     for i in 1..=HEAD_LINES {
         expected.push_str(&format!("\nline {i} of the output"));
     }
@@ -130,4 +141,105 @@ fn same_output_same_id() {
         compress(&a, 10).unwrap().blob_id,
         compress(&b, 10).unwrap().blob_id
     );
+}
+
+/// A 10,000-line test log with three failures in its middle.
+fn test_log() -> (String, [usize; 3]) {
+    let fails = [2_345, 5_000, 7_777];
+    let text = (1..=10_000)
+        .map(|i| match i {
+            2_345 => "FAILED tests/test_auth.py::test_login - AssertionError: 401 != 200\n".into(),
+            5_000 => "thread 'store::tests::reopen' panicked at src/store.rs:88:9:\n".into(),
+            7_777 => "error[E0308]: mismatched types in src/lib.rs:12\n".into(),
+            _ => format!("test case {i} ... ok\n"),
+        })
+        .collect::<String>();
+    (text, fails)
+}
+
+#[test]
+fn golden_failures_in_the_middle_survive_with_their_numbers() {
+    let (text, fails) = test_log();
+    let c = compress(&text, 4_000).expect("compressed");
+    let mut body = c.text.lines();
+    let head = body.next().expect("header");
+    assert!(
+        head.starts_with("[smarter-compact] output compressed: 10000 lines, ≈"),
+        "header first: {head}"
+    );
+    for (n, want) in fails.iter().zip([
+        "FAILED tests/test_auth.py::test_login - AssertionError: 401 != 200",
+        "thread 'store::tests::reopen' panicked at src/store.rs:88:9:",
+        "error[E0308]: mismatched types in src/lib.rs:12",
+    ]) {
+        assert!(
+            c.text.contains(&format!("\n[line {n}] {want}\n")),
+            "line {n} kept with its number"
+        );
+    }
+    assert!(c
+        .text
+        .contains("omitted except the 3 that look like failures"));
+    let body_bytes: usize = c.text.lines().skip(1).map(|l| l.len() + 1).sum();
+    assert!(
+        body_bytes <= BODY_BUDGET_BYTES + 400,
+        "body {body_bytes} bytes"
+    );
+    assert!(c.text.contains("test case 1 ... ok\n"), "head kept");
+    assert!(c.text.ends_with("test case 10000 ... ok"), "tail kept");
+}
+
+#[test]
+fn the_header_accounts_for_exactly_what_is_left_out() {
+    let (text, _) = test_log();
+    let c = compress(&text, 4_000).expect("compressed");
+    let all = lines(&text);
+    let shown: Vec<&str> = c
+        .text
+        .lines()
+        .skip(1)
+        .filter(|l| !l.starts_with('…'))
+        .map(|l| {
+            l.split_once("] ")
+                .filter(|_| l.starts_with("[line "))
+                .map_or(l, |(_, r)| r)
+        })
+        .collect();
+    let left_lines = all.len() - shown.len();
+    let left_bytes: usize =
+        all.iter().map(|l| l.len()).sum::<usize>() - shown.iter().map(|l| l.len()).sum::<usize>();
+    assert!(
+        c.text.lines().next().unwrap().contains(&format!(
+            "left out: {left_lines} lines, {left_bytes} bytes, ≈"
+        )),
+        "{}",
+        c.text.lines().next().unwrap()
+    );
+    assert!(c.text.lines().next().unwrap().contains("grep="));
+}
+
+#[test]
+fn an_output_without_failures_keeps_the_whole_budget_for_head_and_tail() {
+    let text = numbered(10_000, "\n");
+    let c = compress(&text, 10).expect("compressed");
+    assert!(!c.text.contains("[line "));
+    assert!(c.text.contains("\n… 9940 lines omitted (41–9980) …\n"));
+}
+
+#[test]
+fn many_failures_stay_within_the_failure_budget() {
+    let text = (1..=5_000)
+        .map(|i| format!("{i}: error: something broke in module {i}\n"))
+        .collect::<String>();
+    let c = compress(&text, 10).expect("compressed");
+    let kept = c.text.lines().filter(|l| l.starts_with("[line ")).count();
+    assert!(kept > 0 && kept <= smarter_compact::compress::FAILURE_LINES);
+    let failure_bytes: usize = c
+        .text
+        .lines()
+        .filter(|l| l.starts_with("[line "))
+        .map(|l| l.len() + 1)
+        .sum();
+    assert!(failure_bytes <= smarter_compact::compress::FAILURE_BUDGET_BYTES);
+    assert!(c.text.contains("look like failures, the first"));
 }

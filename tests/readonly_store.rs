@@ -109,7 +109,7 @@ fn a_reader_sees_a_live_writers_wal_refuses_writes_and_changes_no_byte() {
     assert_eq!(s.stored, written.stored);
     let found = r.search("MultiValueField", 3, Scope::All, None).unwrap();
     assert!(!found.hits.is_empty());
-    assert!(r.get("8", None, None).is_ok());
+    assert!(r.get("8", None, None, None).is_ok());
     assert!(r.pending_vectors(16).unwrap().is_empty());
 
     let body = serde_json::to_string(&reqs[0]).unwrap();

@@ -339,14 +339,14 @@ fn get_pages_through_a_compressed_output() {
         blob[1].as_i64() as usize,
         blob[2].as_text(),
     );
-    let page = e.get(&blob_id, None, None).unwrap();
+    let page = e.get(&blob_id, None, None, None).unwrap();
     assert_eq!((page.start_line, page.total_lines), (1, total));
     assert!(page.text.len() <= smarter_compact::store::PAGE_BYTES + 300);
     let mut at = page.end_line + 1;
     let mut joined = page.text.clone();
     let mut pages = 1;
     while at <= total && pages < 10_000 {
-        let p = e.get(&blob_id, Some(at), None).unwrap();
+        let p = e.get(&blob_id, Some(at), None, None).unwrap();
         joined.push_str(&p.text);
         at = p.end_line + 1;
         pages += 1;
@@ -362,23 +362,101 @@ fn get_pages_through_a_compressed_output() {
         );
     }
     assert_eq!(
-        e.get("0123456789abcdef", None, None).unwrap_err().code(),
+        e.get("0123456789abcdef", None, None, None)
+            .unwrap_err()
+            .code(),
         "E_NOT_FOUND"
     );
     assert_eq!(
-        e.get("../../etc/passwd", None, None).unwrap_err().code(),
+        e.get("../../etc/passwd", None, None, None)
+            .unwrap_err()
+            .code(),
         "E_BAD_ID"
     );
     assert_eq!(
-        e.get(&blob_id, Some(total + 5), None).unwrap_err().code(),
+        e.get(&blob_id, Some(total + 5), None, None)
+            .unwrap_err()
+            .code(),
         "E_ARG"
     );
     assert_eq!(
-        e.get(&blob_id, Some(5), Some(2)).unwrap_err().code(),
+        e.get(&blob_id, Some(5), Some(2), None).unwrap_err().code(),
         "E_ARG"
     );
     assert!(
-        e.get("3", None, None).unwrap().text.len() > 10,
+        e.get("3", None, None, None).unwrap().text.len() > 10,
         "a message by number"
     );
+}
+
+#[test]
+fn get_with_grep_pages_through_the_matching_lines() {
+    // A 10,000-line output where every 25th line says "error": 400 matches, two pages of 200.
+    let log: String = (1..=10_000)
+        .map(|i| {
+            if i % 25 == 0 {
+                format!("E{i}: ERROR in step {i}\n")
+            } else {
+                format!("step {i} ok\n")
+            }
+        })
+        .collect();
+    let history = vec![
+        serde_json::json!({"role": "user", "content": "run the build"}),
+        serde_json::json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{\"cmd\":\"make\"}"}}]}),
+        serde_json::json!({"role": "tool", "tool_call_id": "c1", "content": log}),
+        serde_json::json!({"role": "user", "content": "which steps failed?"}),
+    ];
+    let path = temp_db("grep");
+    let mut e = sql_engine(&path, 16_000);
+    replay(&mut e, &requests(&history), Format::OpenAi);
+    let mut db = NativeSql::open(&path);
+    let id = db
+        .query("SELECT id FROM blobs LIMIT 1", &[])
+        .unwrap()
+        .remove(0)[0]
+        .as_text();
+
+    let first = e.get(&id, None, None, Some("error")).unwrap();
+    assert_eq!(first.matches, Some(400));
+    assert_eq!(first.text.lines().count(), 200);
+    assert!(first.text.starts_with("25: E25: ERROR in step 25\n"));
+    assert!(first.text.contains("\n5000: E5000: ERROR in step 5000\n"));
+    let next = first.next.clone().expect("a second page");
+    assert_eq!(
+        next,
+        format!("smart_compact_get(id=\"{id}\", grep=\"error\", start_line=5001)")
+    );
+    let second = e.get(&id, Some(5001), None, Some("error")).unwrap();
+    assert_eq!(second.text.lines().count(), 200);
+    assert!(second
+        .text
+        .ends_with("10000: E10000: ERROR in step 10000\n"));
+    assert_eq!(second.next, None);
+    assert!(second
+        .render()
+        .contains("grep=\"error\": 200 of lines 5001–10000 (of 10000) match"));
+
+    // A range, alternatives, no match, and bad greps.
+    let some = e
+        .get(&id, Some(90), Some(110), Some("E100:|step 95 "))
+        .unwrap();
+    assert_eq!(some.text, "95: step 95 ok\n100: E100: ERROR in step 100\n");
+    let none = e.get(&id, None, None, Some("no such text")).unwrap();
+    assert_eq!(
+        (none.matches, none.text.as_str(), none.next),
+        (Some(0), "", None)
+    );
+    assert_eq!(
+        e.get(&id, None, None, Some(" | ")).unwrap_err().code(),
+        "E_ARG"
+    );
+    let long = "x".repeat(smarter_compact::store::GREP_MAX_BYTES + 1);
+    assert_eq!(
+        e.get(&id, None, None, Some(&long)).unwrap_err().code(),
+        "E_ARG"
+    );
+    // Not a grep: an empty text pages as before.
+    assert_eq!(e.get(&id, None, None, Some("")).unwrap().matches, None);
 }

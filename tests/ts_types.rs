@@ -272,7 +272,7 @@ fn the_declared_results_match_what_a_real_engine_returns() {
 
     let blob = found.hits.iter().find_map(|h| h.blob_id.clone());
     for id in blob.into_iter().chain(["3".to_string()]) {
-        let page = engine.get(&id, None, Some(2)).expect("get");
+        let page = engine.get(&id, None, Some(2), None).expect("get");
         let text = page.render();
         assert_type(&d, "GetResult", &json!({ "page": page, "text": text }));
     }

@@ -33,13 +33,13 @@ export async function sqlCommand({ positional, flags }, out) {
   return 0;
 }
 
-/** `get <session> <id> [--start N] [--end N]`. */
+/** `get <session> <id> [--start N] [--end N] [--grep TEXT]`. */
 export async function getCommand({ positional, flags }, out) {
   const [session, id] = expectPositional(positional, ["session", "id"], "get");
   const start_line = positiveInt(flags.start, "--start");
   const end_line = positiveInt(flags.end, "--end");
   const res = await withSession(resolveStateDir(flags.stateDir), session, (c) =>
-    c.get(id, { start_line, end_line }),
+    c.get(id, { start_line, end_line, grep: flags.grep }),
   );
   out(flags.json ? JSON.stringify(res, null, 2) : res.text);
   return 0;

@@ -46,13 +46,15 @@ impl<S: Sql> Engine<SqlStore<S>> {
         vectors::put(self.store.db_for_write()?, hash, model, vec)
     }
 
-    /// `smart_compact_get`: a page of the full text of a compressed output or a message.
+    /// `smart_compact_get`: a page of the full text of a compressed output or a message, or
+    /// of its lines that contain `grep`.
     pub fn get(
         &mut self,
         id: &str,
         start_line: Option<usize>,
         end_line: Option<usize>,
+        grep: Option<&str>,
     ) -> Result<Page> {
-        get(self.store.db(), id, start_line, end_line)
+        get(self.store.db(), id, start_line, end_line, grep)
     }
 }

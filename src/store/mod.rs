@@ -12,7 +12,7 @@ mod sql;
 mod sqlite;
 pub mod vectors;
 
-pub use get::{get, Page, PAGE_BYTES, PAGE_LINES};
+pub use get::{get, Page, GREP_LINE_BYTES, GREP_MAX_BYTES, PAGE_BYTES, PAGE_LINES};
 pub use guard::{check_sql, SqlRows, MAX_ROWS};
 pub use hybrid::{hybrid_search, Found};
 pub use ids::{validate_id, MAX_ID_LEN};

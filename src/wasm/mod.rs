@@ -206,13 +206,18 @@ impl Engine {
         Ok(())
     }
 
-    /// `smart_compact_get`: `{page, text}`; 0 means "not given".
+    /// `smart_compact_get`: `{page, text}`; 0 and "" mean "not given".
     #[wasm_bindgen(unchecked_return_type = "GetResult")]
-    pub fn get(&mut self, id: &str, start_line: u32, end_line: u32) -> Result<JsValue> {
+    pub fn get(&mut self, id: &str, start_line: u32, end_line: u32, grep: &str) -> Result<JsValue> {
         let opt = |n: u32| (n > 0).then_some(n as usize);
         let page = self
             .inner
-            .get(id, opt(start_line), opt(end_line))
+            .get(
+                id,
+                opt(start_line),
+                opt(end_line),
+                Some(grep).filter(|g| !g.is_empty()),
+            )
             .map_err(error)?;
         let text = page.render();
         to_js(&serde_json::json!({ "page": page, "text": text }))

@@ -291,6 +291,10 @@ export interface Page {
   text: string;
   /** The call for the next page, if any. */
   next: string | null;
+  /** The text the lines were filtered on, when a grep. */
+  grep: string | null;
+  /** Lines of `start_line`–`end_line` that match the grep (all of them, not only this page's). */
+  matches: number | null;
 }
 
 /** `smart_compact_get`: the page and the text for the model. */

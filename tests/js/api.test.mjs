@@ -142,7 +142,7 @@ test("compression, pointer and thinking strip in the anthropic format", async ()
   const last = out.at(-1).content[0];
   assert.match(
     last.content,
-    /^\[smarter-compact\] output compressed: 400 lines, ≈\d+ tokens\. Full text: smart_compact_get\(id="[0-9a-f]{16}"\)/,
+    /^\[smarter-compact\] output compressed: 400 lines, ≈\d+ tokens; left out: \d+ lines, \d+ bytes, ≈\d+ tokens\. Full text: smart_compact_get\(id="[0-9a-f]{16}"\)/,
   );
   const thinking = out.filter(
     (m) => m.role === "assistant" && m.content.some((b) => b.type === "thinking"),

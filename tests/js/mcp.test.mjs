@@ -112,6 +112,18 @@ describe("mcp", () => {
     });
     assert.notEqual(page.isError, true, textOf(page));
     assert.match(textOf(page), new RegExp(`\\[smart_compact_get id=${id} lines 1–4 of \\d+\\]`));
+    const msgGrep = await client.callTool({
+      name: "smart_compact_get",
+      arguments: { id: "8", grep: "class multivaluefield" },
+    });
+    assert.notEqual(msgGrep.isError, true, textOf(msgGrep));
+    assert.match(
+      textOf(msgGrep),
+      /grep="class multivaluefield": 1 of lines 1–\d+ \(of \d+\) match\]\n\d+: 966:class MultiValueField\(Field\):\n/,
+    );
+    const bad = await client.callTool({ name: "smart_compact_get", arguments: { id, grep: 7 } });
+    assert.equal(bad.isError, true);
+    assert.match(textOf(bad), /E_ARG/);
   });
 
   test("context_status: this session's figures", async () => {
