@@ -12,6 +12,7 @@
 
 pub mod compress;
 pub mod config;
+pub mod digest;
 pub mod embed;
 pub mod engine;
 pub mod error;

@@ -54,6 +54,11 @@ pub struct Config {
     pub protected_tools: Vec<String>,
     /// Name of the memory bank (`banks/<name>.db`) used for coverage, episodes and recall.
     pub memory_bank: Option<String>,
+    /// The digest after the pointer may take this fraction of the threshold
+    /// (`CONTEXT_DIGEST_FRACTION`; 0: no digest).
+    pub digest_fraction: f64,
+    /// What the digest holds (`CONTEXT_DIGEST_PARTS`: `users,toc,files,todo`).
+    pub digest_parts: crate::digest::Parts,
     /// What was invalid and replaced by its default.
     pub warnings: Vec<String>,
     /// Where each value that is not the built-in one came from: the key as `config.toml`
@@ -98,6 +103,8 @@ impl Default for Config {
             min_free_fraction: 0.1,
             protected_tools: Vec::new(),
             memory_bank: None,
+            digest_fraction: 0.05,
+            digest_parts: crate::digest::Parts::ALL,
             warnings: Vec::new(),
             origins: BTreeMap::new(),
         }
@@ -106,7 +113,7 @@ impl Default for Config {
 
 /// Environment variables the engine reads (the host passes them in; the core never reads the
 /// process environment itself).
-pub const ENV_KEYS: [&str; 8] = [
+pub const ENV_KEYS: [&str; 10] = [
     "CONTEXT_TRIM_AT_TOKENS",
     "CONTEXT_TRIM_AT_FRACTION",
     "CONTEXT_TRIM_TO_FRACTION",
@@ -115,6 +122,8 @@ pub const ENV_KEYS: [&str; 8] = [
     "CONTEXT_MEMORY_BANK",
     "CONTEXT_NOTIFY",
     "CONTEXT_SUBAGENTS",
+    "CONTEXT_DIGEST_FRACTION",
+    "CONTEXT_DIGEST_PARTS",
 ];
 
 /// One configurable value: its names in each source and how to check it.
@@ -158,6 +167,16 @@ const SUBAGENTS: Key = Key {
     env: "CONTEXT_SUBAGENTS",
     toml: "subagents",
     camel: "subagents",
+};
+const DIGEST_FRACTION: Key = Key {
+    env: "CONTEXT_DIGEST_FRACTION",
+    toml: "digest_fraction",
+    camel: "digestFraction",
+};
+const DIGEST_PARTS: Key = Key {
+    env: "CONTEXT_DIGEST_PARTS",
+    toml: "digest_parts",
+    camel: "digestParts",
 };
 const RECALL: Key = Key {
     env: "CONTEXT_COMPACTION_RECALL",
@@ -311,6 +330,30 @@ impl Config {
                     _ => c.subagents = on,
                 }
                 c.origins.insert(key.toml.into(), src);
+            }
+        }
+        for (src, raw) in sources(&DIGEST_FRACTION) {
+            match parse_share(&raw).filter(|f| (0.0..=0.2).contains(f)) {
+                Some(v) => {
+                    c.digest_fraction = v;
+                    c.origins.insert(DIGEST_FRACTION.toml.into(), src);
+                }
+                None => c.warn(format!(
+                    "{src}={raw:?} is not a fraction of the threshold in 0..=0.2; using {}",
+                    c.digest_fraction
+                )),
+            }
+        }
+        for (src, raw) in sources(&DIGEST_PARTS) {
+            match crate::digest::Parts::parse(&raw) {
+                Some(p) => {
+                    c.digest_parts = p;
+                    c.origins.insert(DIGEST_PARTS.toml.into(), src);
+                }
+                None => c.warn(format!(
+                    "{src}={raw:?} is not a list of users, toc, files, todo (or all, none); using {}",
+                    c.digest_parts.names()
+                )),
             }
         }
         for (src, raw) in sources(&BANK) {

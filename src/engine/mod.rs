@@ -1,6 +1,7 @@
 //! One request end to end: fingerprint → read and store new messages (compressing large tool
 //! results at first sight) → re-apply the sticky cut or plan a new one → edit plan + stats.
 
+mod digest;
 mod output;
 mod read;
 mod restore;
@@ -244,6 +245,7 @@ impl<S: Store> Engine<S> {
                 trim_to_fraction: self.config.trim_to_fraction,
                 keep_last_exchanges: self.config.keep_last_exchanges,
                 overhead_tokens: opts.overhead_tokens,
+                digest_tokens: digest::reserve(&self.config, plan_at),
             };
             if let Some(p) = plan(&infos, &params) {
                 // Loop guard: a trim that cannot reach the threshold and frees little is not
@@ -258,6 +260,14 @@ impl<S: Store> Engine<S> {
                     let seq = self.cuts.last().map_or(1, |c| c.seq + 1);
                     let mut cut = p.into_cut(seq, &fps, self.manual_pending);
                     cut.cache_cold = cold && !self.manual_pending;
+                    out_tokens += digest::add_digest(
+                        &self.config,
+                        &mut self.store,
+                        &mut cut,
+                        (raws, &fps, &infos),
+                        adapter,
+                        plan_at,
+                    );
                     out_tokens +=
                         add_recall(&self.config, &mut self.recall, &mut cut, raws, adapter);
                     new_cut = Some(cut);
@@ -315,6 +325,7 @@ impl<S: Store> Engine<S> {
             prefix_reused,
             cut: cut_seq,
             removed_messages: cut.map_or(0, |c| c.removed_messages),
+            digest_tokens: cut.map_or(0, |c| c.digest_tokens),
             cache_cold: new_cut.as_ref().is_some_and(|c| c.cache_cold),
             warnings: self.config.warnings.clone(),
             notice: self

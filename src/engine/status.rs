@@ -36,6 +36,8 @@ pub struct Stats {
     pub cut: u32,
     /// Messages the cut in force keeps out of the request.
     pub removed_messages: usize,
+    /// Estimated tokens of the digest after the pointer of the cut in force (0: none).
+    pub digest_tokens: u64,
     /// The new cut was made early because the prompt cache had gone cold (an idle gap longer
     /// than its lifetime), so it cost no cache hit.
     pub cache_cold: bool,

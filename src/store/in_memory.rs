@@ -5,6 +5,7 @@ use std::collections::{HashMap, HashSet};
 use super::{Loaded, RequestRecord, RequestWrite, Store, StoreCounts};
 use crate::error::Result;
 use crate::facts::{Blob, NewMessage};
+use crate::fingerprint::Fp;
 use crate::trim::Cut;
 
 /// A store that keeps everything in memory.
@@ -78,6 +79,20 @@ impl Store for MemStore {
     fn request_restore(&mut self) -> Result<u32> {
         self.restores_pending += 1;
         Ok(self.restores_pending)
+    }
+
+    fn message_numbers(&mut self, fps: &[Fp]) -> Result<Vec<u64>> {
+        let stored: HashMap<Fp, u64> = self
+            .messages
+            .iter()
+            .enumerate()
+            .map(|(i, (m, _))| (m.info.fp, i as u64 + 1))
+            .collect();
+        Ok(super::number_messages(
+            &stored,
+            self.messages.len() as u64,
+            fps,
+        ))
     }
 
     fn blob(&mut self, id: &str) -> Result<Option<Blob>> {

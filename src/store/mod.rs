@@ -25,6 +25,8 @@ pub use search::{
 pub use sql::{scalar, transaction, Sql, SqlValue};
 pub use sqlite::SqlStore;
 
+use std::collections::HashMap;
+
 use crate::error::Result;
 use crate::facts::{Blob, MsgInfo, NewMessage};
 use crate::fingerprint::Fp;
@@ -151,10 +153,29 @@ pub trait Store {
     fn restores_pending(&mut self) -> Result<u32>;
     /// Asks the next request to lift one more cut; returns how many are now asked for.
     fn request_restore(&mut self) -> Result<u32>;
+    /// The message number of each of these messages (what `smart_compact_get` takes): the one
+    /// it has in the store, or for a message not stored yet the number it gets when the
+    /// request is committed (the next free numbers, in order).
+    fn message_numbers(&mut self, fps: &[Fp]) -> Result<Vec<u64>>;
     /// Whether every write is refused (a store opened only to be read).
     fn is_read_only(&self) -> bool {
         false
     }
+}
+
+/// Numbers for `fps`: the stored one when known, else the next after `max`, in order.
+fn number_messages(stored: &HashMap<Fp, u64>, max: u64, fps: &[Fp]) -> Vec<u64> {
+    let mut next = max;
+    let mut fresh: HashMap<Fp, u64> = HashMap::new();
+    fps.iter()
+        .map(|fp| match stored.get(fp) {
+            Some(&n) => n,
+            None => *fresh.entry(*fp).or_insert_with(|| {
+                next += 1;
+                next
+            }),
+        })
+        .collect()
 }
 
 /// What a store holds.

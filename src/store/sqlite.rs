@@ -234,6 +234,19 @@ impl<S: Sql> Store for SqlStore<S> {
         self.restores_pending()
     }
 
+    fn message_numbers(&mut self, fps: &[Fp]) -> Result<Vec<u64>> {
+        let mut stored = std::collections::HashMap::new();
+        let mut max = 0;
+        for r in self.db.query("SELECT fp, seq FROM messages", &[])? {
+            let seq = r[1].as_i64().max(0) as u64;
+            max = max.max(seq);
+            if let Some(fp) = Fp::from_hex(&r[0].as_text()) {
+                stored.insert(fp, seq);
+            }
+        }
+        Ok(super::number_messages(&stored, max, fps))
+    }
+
     fn blob(&mut self, id: &str) -> Result<Option<Blob>> {
         let rows = self.db.query(
             "SELECT text, tool_name FROM blobs WHERE id = ?",

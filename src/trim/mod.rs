@@ -49,6 +49,9 @@ pub struct Cut {
     /// the prompt cache the cut leaves warm.
     #[serde(default)]
     pub stable_prefix_tokens: u64,
+    /// Estimated tokens of the digest appended to the pointer (0: none).
+    #[serde(default)]
+    pub digest_tokens: u64,
     /// Set when the cut was lifted (`restore`): it no longer applies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lifted: Option<Lift>,
@@ -87,6 +90,8 @@ pub struct PlanParams {
     pub keep_last_exchanges: usize,
     /// Tokens of the request outside the messages (system prompt, tools) if the host knows them.
     pub overhead_tokens: u32,
+    /// Tokens kept free for the digest after the pointer.
+    pub digest_tokens: u32,
 }
 
 /// A planned cut before it is numbered and anchored, with its size.
@@ -141,6 +146,7 @@ impl Planned {
             manual,
             cache_cold: false,
             stable_prefix_tokens: self.stable_prefix_tokens,
+            digest_tokens: 0,
             lifted: None,
         }
     }
@@ -187,7 +193,7 @@ pub fn plan(infos: &[&MsgInfo], p: &PlanParams) -> Option<Planned> {
         .filter(|&u| keep_unit[u] && units[u].first() < in_flight_start)
         .map(|u| units[u].tokens)
         .sum();
-    let pointer_reserve = 80;
+    let pointer_reserve = 80 + u64::from(p.digest_tokens);
     let trim_at = u64::from(p.trim_at);
     let fraction_budget = (p.trim_to_fraction * trim_at as f64) as u64;
     let room = trim_at.saturating_sub(head_tokens + u64::from(p.overhead_tokens) + pointer_reserve);

@@ -30,7 +30,9 @@ export type EnvKey =
   | "CONTEXT_COMPACTION_RECALL"
   | "CONTEXT_MEMORY_BANK"
   | "CONTEXT_NOTIFY"
-  | "CONTEXT_SUBAGENTS";
+  | "CONTEXT_SUBAGENTS"
+  | "CONTEXT_DIGEST_FRACTION"
+  | "CONTEXT_DIGEST_PARTS";
 
 /** The contracts shared with JavaScript, read from the core. */
 export interface Constants {
@@ -105,6 +107,10 @@ export interface EngineConfig {
   protected_tools: string[];
   /** Name of the memory bank in use. */
   memory_bank: string | null;
+  /** The digest after the pointer may take this fraction of the threshold (0: no digest). */
+  digest_fraction: number;
+  /** What the digest holds. */
+  digest_parts: DigestParts;
   /** Invalid configuration values (defaults used). */
   warnings: string[];
   /** Where each value that is not built in came from (`trim_to_fraction`, `trim_at.<pattern>`,
@@ -140,6 +146,8 @@ export interface Stats {
   cut: number;
   /** Messages the cut in force keeps out of the request. */
   removed_messages: number;
+  /** Estimated tokens of the digest after the pointer of the cut in force (0: none). */
+  digest_tokens: number;
   /** The new cut was made early because the prompt cache had expired (no cache hit lost). */
   cache_cold: boolean;
   /** Configuration values that were invalid and replaced by defaults. */
@@ -172,6 +180,18 @@ export interface RestorePlan {
   messages: number;
   /** Estimated tokens the next request writes to the prompt cache once. */
   cache_write_tokens: number;
+}
+
+/** Which parts the digest after the pointer holds. */
+export interface DigestParts {
+  /** Earlier real user turns. */
+  users: boolean;
+  /** The table of contents of trimmed tool calls. */
+  toc: boolean;
+  /** Files touched. */
+  files: boolean;
+  /** The latest todo list. */
+  todo: boolean;
 }
 
 /** The last trim of a session. */
