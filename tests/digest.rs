@@ -318,3 +318,87 @@ fn long_user_turns_show_head_and_tail_and_a_tight_budget_condenses_old_calls() {
     let kept: Vec<Entry> = entries.iter().map(|e| Entry { kept: true, ..*e }).collect();
     assert_eq!(build(&kept, 400, Parts::ALL), "");
 }
+
+#[test]
+fn the_names_part_lists_what_only_the_trimmed_messages_used() {
+    let script =
+        "cat <<'EOF' > reproduce_issue.py\nimport django\nfrom django.conf import settings\n\
+settings.configure(INSTALLED_APPS=['app'], ROOT_URLCONF='urls')\nprint(QuerySet.delete)\nEOF";
+    let write = msg(
+        Role::Assistant,
+        vec![Block::ToolCall {
+            id: "w".into(),
+            name: "bash".into(),
+            arguments: json!({ "command": script }).to_string(),
+        }],
+    );
+    let out = msg(
+        Role::Tool,
+        vec![Block::ToolResult {
+            call_id: "w".into(),
+            name: None,
+            text: "Traceback: fast_deletes_batch failed in django/db/models/deletion.py".into(),
+            is_error: false,
+        }],
+    );
+    let kept = msg(
+        Role::Assistant,
+        vec![Block::Text(
+            "Next I look at settings.configure again.".into(),
+        )],
+    );
+    let entries = [
+        Entry {
+            number: 7,
+            kept: false,
+            real_user: false,
+            message: &write,
+            compressed: &[],
+        },
+        Entry {
+            number: 8,
+            kept: false,
+            real_user: false,
+            message: &out,
+            compressed: &[],
+        },
+        Entry {
+            number: 9,
+            kept: true,
+            real_user: false,
+            message: &kept,
+            compressed: &[],
+        },
+    ];
+    let names = Parts::parse("names").unwrap();
+    let d = build(&entries, 200, names);
+    assert!(d.contains("Names used in what left"), "{d}");
+    let line7 = d.lines().find(|l| l.starts_with("#7:")).unwrap_or_default();
+    for n in [
+        "reproduce_issue.py",
+        "INSTALLED_APPS",
+        "ROOT_URLCONF",
+        "QuerySet.delete",
+    ] {
+        assert!(line7.contains(n), "{n} under the message that used it: {d}");
+    }
+    let line8 = d.lines().find(|l| l.starts_with("#8:")).unwrap_or_default();
+    assert!(
+        line8.contains("fast_deletes_batch") && line8.contains("django/db/models/deletion.py"),
+        "{d}"
+    );
+    // A name a kept message still shows is not repeated; plain words are not names.
+    assert!(
+        !d.contains("settings.configure") && !d.contains(" import "),
+        "{d}"
+    );
+    // The newest message comes first; a tight budget keeps the digest within it.
+    assert!(d.find("#8:") < d.find("#7:"), "{d}");
+    let tight = build(&entries, 60, names);
+    assert!(
+        smarter_compact::tokens::estimate_text(&tight) <= 60,
+        "{tight}"
+    );
+    assert_eq!(Parts::parse("all"), Some(Parts::ALL));
+    assert_eq!(Parts::ALL.names(), "users,toc,files,todo,names");
+}

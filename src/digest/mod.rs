@@ -8,12 +8,15 @@
 //! - the latest state of the agent's todo list when the call that set it left the request;
 //! - the files the trimmed tool calls read, wrote or edited, with the message numbers where;
 //! - a table of contents of the trimmed tool calls, one line each (newest ones in full, older
-//!   ones condensed into ranges when the budget is short).
+//!   ones condensed into ranges when the budget is short);
+//! - the names (paths, identifiers) the trimmed messages used that nothing kept shows, under the
+//!   message where each was last seen.
 //!
 //! Every line carries message numbers (`#12`) that `smart_compact_get(id="12")` pages through,
 //! and compressed outputs carry their blob id.
 
 mod files;
+mod names;
 mod toc;
 
 use crate::facts::CompressedPart;
@@ -33,6 +36,9 @@ pub const USER_TURN_CAP_BYTES: usize = 1_200;
 const USER_TURN_MIN_BYTES: usize = 160;
 /// Most bytes of the todo list.
 const TODO_CAP_BYTES: usize = 600;
+/// The share of the budget left after the user turns, todo list and files that the table of
+/// contents leaves to the names, in percent.
+const NAMES_SHARE_PERCENT: u32 = 50;
 /// Smallest budget worth a digest, in tokens.
 pub const MIN_DIGEST_TOKENS: u32 = 40;
 
@@ -47,6 +53,8 @@ pub struct Parts {
     pub files: bool,
     /// The latest todo list.
     pub todo: bool,
+    /// Names the trimmed messages used that nothing kept shows.
+    pub names: bool,
 }
 
 impl Parts {
@@ -56,6 +64,7 @@ impl Parts {
         toc: true,
         files: true,
         todo: true,
+        names: true,
     };
 
     /// Parses a comma-separated list of part names (`users,toc,files,todo`, or `all`, or
@@ -66,6 +75,7 @@ impl Parts {
             toc: false,
             files: false,
             todo: false,
+            names: false,
         };
         let unquote = |n: &str| {
             n.trim_matches(|c: char| c.is_whitespace() || "[]\"'".contains(c))
@@ -79,6 +89,7 @@ impl Parts {
                 "toc" => p.toc = true,
                 "files" => p.files = true,
                 "todo" => p.todo = true,
+                "names" => p.names = true,
                 _ => return None,
             }
         }
@@ -92,6 +103,7 @@ impl Parts {
             (self.toc, "toc"),
             (self.files, "files"),
             (self.todo, "todo"),
+            (self.names, "names"),
         ]
         .into_iter()
         .filter_map(|(on, n)| on.then_some(n))
@@ -104,7 +116,7 @@ impl Parts {
     }
 
     fn any(&self) -> bool {
-        self.users || self.toc || self.files || self.todo
+        self.users || self.toc || self.files || self.todo || self.names
     }
 }
 
@@ -131,7 +143,7 @@ pub fn build(history: &[Entry], budget_tokens: u32, parts: Parts) -> String {
     }
     let mut left = budget_tokens.saturating_sub(estimate_text(DIGEST_HEADER) + 1);
     let mut sections: Vec<String> = Vec::new();
-    let mut take = |section: String, left: &mut u32| {
+    let take = |section: String, left: &mut u32, sections: &mut Vec<String>| {
         if section.is_empty() {
             return;
         }
@@ -143,18 +155,32 @@ pub fn build(history: &[Entry], budget_tokens: u32, parts: Parts) -> String {
     };
     if parts.users {
         let s = users_section(history, left * 3 / 5);
-        take(s, &mut left);
+        take(s, &mut left, &mut sections);
     }
     if parts.todo {
-        take(todo_section(history), &mut left);
+        take(todo_section(history), &mut left, &mut sections);
     }
     if parts.files {
         let s = files::section(&files_touched(history), left / 3);
-        take(s, &mut left);
+        take(s, &mut left, &mut sections);
     }
     if parts.toc {
-        let s = toc::section(&exchanges(history), left);
-        take(s, &mut left);
+        // with names on, the table leaves them a share of what is left
+        let share = if parts.names {
+            left - left * NAMES_SHARE_PERCENT / 100
+        } else {
+            left
+        };
+        let s = toc::section(&exchanges(history), share);
+        take(s, &mut left, &mut sections);
+    }
+    if parts.names {
+        let shown = sections.join("\n");
+        take(
+            names::section(history, &shown, left),
+            &mut left,
+            &mut sections,
+        );
     }
     if sections.is_empty() {
         return String::new();
