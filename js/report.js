@@ -42,10 +42,19 @@ export async function reportData(dbPath) {
     const blobs = q(
       "SELECT id, seq, coalesce(tool_name, ''), lines, tokens FROM blobs ORDER BY seq",
     ).map(([id, seq, tool, lines, tokens]) => ({ id, seq, tool, lines, tokens }));
+    // The engine marks each message that shows trim regret in its facts (`info.regret`).
+    const regret = q(
+      `SELECT seq, coalesce(tool_name, ''), info FROM messages WHERE info LIKE '%"regret"%' ORDER BY seq`,
+    ).flatMap(([seq, tool, info]) => {
+      const r = JSON.parse(info).regret ?? {};
+      return r.recalls || r.repeats
+        ? [{ seq, tool, kind: r.recalls ? "recall of trimmed content" : "call made again" }]
+        : [];
+    });
     const [[messages, inContext]] = q(
       "SELECT count(*), coalesce(sum(in_context), 0) FROM messages",
     );
-    return { requests, trims, trimmed, blobs, messages, inContext };
+    return { requests, trims, trimmed, blobs, messages, inContext, regret };
   } finally {
     db.close?.();
   }
@@ -137,6 +146,9 @@ ${timelineSvg(d.requests)}
 <h2>Trims</h2>
 <table><tr><th>trim</th><th>messages removed</th><th>tokens removed</th><th>kind</th></tr>
 ${d.trims.map((t) => row([`#${t.seq}`, t.messages, k(t.tokens), t.manual ? "manual" : "threshold"])).join("\n")}</table>
+<h2>Trim regret (${d.regret.length}: what the agent fetched back or ran again after a cut)</h2>
+<table><tr><th>message</th><th>tool</th><th>what</th></tr>
+${d.regret.map((r) => row([r.seq, r.tool, r.kind])).join("\n")}</table>
 <h2>Compressed outputs (full text kept)</h2>
 <table><tr><th>blob</th><th>message</th><th>tool</th><th>tokens</th><th>lines</th></tr>
 ${d.blobs.map((b) => `<tr><td>${esc(b.id)}</td><td>${b.seq}</td><td>${esc(b.tool)}</td><td>${k(b.tokens)}</td><td>${b.lines}</td></tr>`).join("\n")}</table>

@@ -40,6 +40,10 @@ export function statusText(s) {
     lines.push(
       `messages stored: ${s.messages}; trims: ${s.trims}${last}; compressed outputs: ${u.compressed}`,
     );
+    if (s.regret)
+      lines.push(
+        `trim regret: ${s.regret.recalls} recalls of what a cut removed, ${s.regret.repeats} calls made again after a cut removed them`,
+      );
   }
   if (s.stored) {
     const writers = s.stored.writers.map(([v, n]) => `${v} (${n})`).join(", ") || "none yet";

@@ -52,6 +52,48 @@ pub struct MsgInfo {
     pub compressed: Vec<CompressedPart>,
     /// Carries a call or result of a protected tool.
     pub protected: bool,
+    /// Fingerprints of its calls' tool names and arguments: the same key means the same call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub call_keys: Vec<Fp>,
+    /// The trim regret it shows, decided when it is first seen under a cut.
+    #[serde(default, skip_serializing_if = "Regret::is_empty")]
+    pub regret: Regret,
+}
+
+/// Trim regret: what the agent had to do because a cut took something out of its view. On a
+/// message it is 0 or 1 of each; summed, the session's totals.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Regret {
+    /// Results of the recall tools (`smart_compact_get`, `_search`, `_sql`) received while a cut
+    /// was in force: the agent fetched back what the cut had removed.
+    #[serde(default)]
+    pub recalls: u32,
+    /// Tool calls made again, same tool and arguments, while a cut that had removed the first
+    /// one was in force.
+    #[serde(default)]
+    pub repeats: u32,
+}
+
+impl Regret {
+    /// Neither a recall nor a repeat.
+    pub fn is_empty(&self) -> bool {
+        self.recalls == 0 && self.repeats == 0
+    }
+
+    /// Adds `other` to these totals.
+    pub fn add(&mut self, other: Regret) {
+        self.recalls += other.recalls;
+        self.repeats += other.repeats;
+    }
+}
+
+/// The key of a call: its tool name and its arguments (re-serialised when they are JSON, so
+/// that spacing does not make two calls differ).
+pub fn call_key(name: &str, arguments: &str) -> Fp {
+    let args = serde_json::from_str::<serde_json::Value>(arguments)
+        .map(|v| v.to_string())
+        .unwrap_or_else(|_| arguments.to_string());
+    Fp::START.then(name.as_bytes()).then(args.as_bytes())
 }
 
 /// A tool output carried by a newly seen message.
@@ -188,6 +230,17 @@ impl MsgInfo {
             signed_thinking: msg.has_signed_thinking(),
             compressed,
             protected,
+            call_keys: msg
+                .blocks
+                .iter()
+                .filter_map(|b| match b {
+                    Block::ToolCall {
+                        name, arguments, ..
+                    } => Some(call_key(name, arguments)),
+                    _ => None,
+                })
+                .collect(),
+            regret: Regret::default(),
         };
         (info, blobs)
     }

@@ -4,6 +4,7 @@
 mod digest;
 mod output;
 mod read;
+mod regret;
 mod restore;
 mod status;
 mod tools;
@@ -187,10 +188,20 @@ impl<S: Store> Engine<S> {
         let trim_at = self
             .config
             .trim_at_for(&opts.model, window, opts.reserve_tokens);
-        let fresh = read::read_new(self, raws, &fps, adapter, trim_at)?;
+        let mut fresh = read::read_new(self, raws, &fps, adapter, trim_at)?;
         let n = raws.len();
         let first_new = n - fresh.messages.len();
         let lifting = self.lifting(&fps)?;
+        let current = (0..self.cuts.len())
+            .rev()
+            .find(|i| !lifting.at.contains(i) && self.cuts[*i].applies_to(&fps))
+            .map(|i| self.cuts[i].clone());
+        if let Some(c) = current.as_ref() {
+            let known = &self.known;
+            regret::mark(&mut fresh.messages, first_new, c, |i| {
+                known.get(&fps[i]).map_or(&[], |m| m.call_keys.as_slice())
+            });
+        }
         let infos: Vec<&MsgInfo> = (0..n)
             .map(|i: usize| match i.checked_sub(first_new) {
                 Some(k) => &fresh.messages[k].info,
@@ -200,10 +211,6 @@ impl<S: Store> Engine<S> {
 
         let overhead = u64::from(opts.overhead_tokens);
         let before_tokens = infos.iter().map(|m| u64::from(m.tokens)).sum::<u64>() + overhead;
-        let current = (0..self.cuts.len())
-            .rev()
-            .find(|i| !lifting.at.contains(i) && self.cuts[*i].applies_to(&fps))
-            .map(|i| self.cuts[i].clone());
         let mut out_tokens = output::sent_tokens(&infos, current.as_ref()) + overhead;
         let usable = u64::from(window.saturating_sub(opts.reserve_tokens));
         let hold = restore::hold_below(out_tokens, trim_at, self.config.trim_to_fraction, usable);

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use super::Engine;
+use crate::facts::Regret;
 use crate::store::{Store, StoreCounts, Usage};
 
 /// What happened to one request.
@@ -140,6 +141,8 @@ pub struct Status {
     pub fail_opens: u64,
     /// What the store holds (absent when it cannot be read).
     pub stored: Option<StoreCounts>,
+    /// Trim regret over the session: recalls of what a cut removed, calls made again.
+    pub regret: Regret,
 }
 
 impl<S: Store> Engine<S> {
@@ -180,6 +183,10 @@ impl<S: Store> Engine<S> {
             usage: self.usage.clone(),
             fail_opens: self.usage.fail_opens + self.unrecorded_fail_opens,
             stored,
+            regret: self.known.values().fold(Regret::default(), |mut t, m| {
+                t.add(m.regret);
+                t
+            }),
         }
     }
 }
