@@ -192,6 +192,8 @@ export interface DigestParts {
   files: boolean;
   /** The latest todo list. */
   todo: boolean;
+  /** Names (paths, identifiers) the trimmed messages used that nothing kept shows. */
+  names: boolean;
 }
 
 /** The last trim of a session. */
@@ -261,6 +263,16 @@ export interface Status {
   fail_opens: number;
   /** What the store holds (null when it cannot be read). */
   stored: StoreCounts | null;
+  /** Trim regret over the session. */
+  regret: Regret;
+}
+
+/** Trim regret: what the agent had to do because a cut took something out of its view. */
+export interface Regret {
+  /** Results of the recall tools received while a cut was in force. */
+  recalls: number;
+  /** Tool calls made again (same tool and arguments) while a cut that removed the first was in force. */
+  repeats: number;
 }
 
 /** One search hit. */
