@@ -64,7 +64,7 @@ const hosts = [
     readLines: 67,
     settingHit: [44, `41: ${SETTING}`],
     run: (home, o) =>
-      runOpenCode({ home, timeoutMs: 120_000, continue: o.turn > 0, prompt: o.prompt, env: o.env }),
+      runOpenCode({ home, timeoutMs: 180_000, continue: o.turn > 0, prompt: o.prompt, env: o.env }),
   },
   ...[false, true].map((legacy) => ({
     name: legacy ? "Pi 0.73 (Node 20)" : "Pi 1.x (Node 22)",
@@ -81,7 +81,7 @@ const hosts = [
         extensionPath: path.join(pkg.dir, "js", "hosts", "pi.js"),
         sessionDir: home.sessionDir,
         continue: o.turn > 0,
-        timeoutMs: 120_000,
+        timeoutMs: 180_000,
         prompt: o.prompt,
         env: o.env,
       }),
@@ -170,7 +170,7 @@ function sessionScript(host, projDir, seen) {
 for (const h of hosts) {
   test(
     `${h.name}: the digest carries the trimmed instruction and calls; grep finds the failure by its id`,
-    { timeout: 480_000 },
+    { timeout: 600_000 },
     async (t) => {
       const pkg = installedPackage();
       const seen = { phase: "fill", fillers: 0, digestAt: -1, digest: null };
