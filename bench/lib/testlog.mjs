@@ -1,9 +1,10 @@
 // The test-log task (kind "testlog"), seeded and reproducible: the agent runs a monorepo's whole
 // test suite once and its output is large (cargo test, pytest -v and jest --verbose suites one
 // after the other, with compiler output, warnings and console noise), with `failures` failing
-// tests in the middle suites (never the first or last suite), so their FAILED / panicked /
-// assertion lines are meant to sit outside the first and last EDGE of the lines (not yet
-// enforced: a long run can put one just under 10%). The run ends with the runner's own
+// tests in the middle suites (never the first or last suite), and every line that names a failing
+// test (FAILED, stdout, panicked and summary lines) sits outside the first and last EDGE of the
+// lines: a run that breaks the rule is drawn again from the same seeded stream, so the rule holds
+// for every size and seed and the run is still one per seed. The run ends with the runner's own
 // summary, which names the failing suites but not the tests. Some passing tests have names with
 // "error", "failure" or "panic" in them (`distractors` of them, at random), so a word search
 // alone does not find the failure. The question asks for the failing tests' names.
@@ -230,9 +231,24 @@ function suite(kind, area, budget, fails, r, distractP) {
 }
 
 /** The run's output: `{lines, failed, failedAt}` (`failedAt`: 0-based line indices of every line
- * that names a failing test). Deterministic per spec id and seed. */
+ * that names a failing test, all of them inMiddle). Deterministic per spec id and seed. */
 export function testRun(spec, seed) {
   const r = rng(seedOf(spec.id, seed));
+  for (;;) {
+    const run = drawRun(spec, r);
+    if (inMiddle(run)) return run;
+  }
+}
+
+/** Whether every line of `run` that names a failing test lies outside the first and the last
+ * `edge` of its lines. */
+export function inMiddle(run, edge = EDGE) {
+  const n = run.lines.length;
+  return run.failedAt.length > 0 && run.failedAt.every((i) => i >= edge * n && i < (1 - edge) * n);
+}
+
+/** One draw of a run from the stream `r` (testRun keeps the first that is inMiddle). */
+function drawRun(spec, r) {
   const total = spec.lines;
   const n = r.int(5, 8);
   const weights = Array.from(
