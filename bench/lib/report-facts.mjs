@@ -44,12 +44,24 @@ export async function engineSettings(options, models) {
 }
 
 /** Page sizes of each task at its first seed: entries and o200k tokens of normal and large pages,
- * and the engine's estimate of the smallest large page. */
+ * and the engine's estimate of the smallest large page; for the test-log task, its one output's
+ * lines, o200k tokens and the engine's estimate. */
 async function pageSizes(tasks, seed) {
   const glue = await engineModule();
   const out = {};
   for (const spec of tasks) {
     const task = makeTask(spec, seed);
+    if (spec.kind === "testlog") {
+      // one output, the test run's
+      const run = task.steps.find((s) => s.assistant.tool_calls[0].function.name === task.tool);
+      out[spec.id] = {
+        kind: spec.kind,
+        outputLines: task.entries,
+        outputTokens: messageTokens(run.result),
+        outputEst: glue.estimateTokens(run.result.content),
+      };
+      continue;
+    }
     const normal = [];
     const large = [];
     for (const { result } of task.steps) {

@@ -1,9 +1,8 @@
 // The idle phase's section of REPORT.md and mechanism-tables.md (cache-cold cuts on vs off), and
 // the merge that puts it into an existing report when the idle phase runs alone.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { f2, fmtS, pctf, plural, table, taskLabel, tok, usd } from "./format.mjs";
 import { IDLE_VARIANTS } from "./idle.mjs";
+import { mergeSection, spliceSection } from "./report-merge.mjs";
 import { bootstrap, mean } from "./stats.mjs";
 
 /** The section's markers: the merge replaces what lies between them. */
@@ -232,33 +231,23 @@ export function idleSection(idle, prices, { timing = null, forTables = false } =
 /** `text` with the idle section put in: between the markers if there, else before `before`
  * (a heading line), else at the end. */
 export function spliceIdle(text, section, before) {
-  const a = text.indexOf(IDLE_BEGIN);
-  const b = text.indexOf(IDLE_END);
-  if (a >= 0 && b > a) return text.slice(0, a) + section + text.slice(b + IDLE_END.length);
-  const at = before ? text.indexOf(`\n${before}`) : -1;
-  if (at >= 0) return `${text.slice(0, at + 1)}${section}\n\n${text.slice(at + 1)}`;
-  return `${text.trimEnd()}\n\n${section}\n`;
+  return spliceSection(text, section, { begin: IDLE_BEGIN, end: IDLE_END, before });
 }
 
 /** Puts the idle section into an existing REPORT.md and mechanism-tables.md (the idle phase
- * run alone). `header(hash, previous)` rewrites REPORT.md's paragraph on the tables' hash and
- * its contents line. Returns the tables' path, new hash and the hash before. */
+ * run alone). `header(report, hash, previous)` rewrites REPORT.md's paragraph on the tables'
+ * hash and its contents line. Returns the tables' path, new hash and the hash before. */
 export function mergeIdle({ reportDir, idle, prices, timing, tablesFile, sha256, header }) {
-  const tablesPath = join(reportDir, tablesFile);
-  const reportPath = join(reportDir, "REPORT.md");
-  if (!existsSync(tablesPath) || !existsSync(reportPath))
-    throw new Error(`no ${tablesFile} or REPORT.md in ${reportDir} to merge the idle phase into`);
-  const before = readFileSync(tablesPath, "utf8");
-  const tables = spliceIdle(
-    before,
-    idleSection(idle, prices, { forTables: true }),
-    "## Real-model mode, offline check",
-  );
-  writeFileSync(tablesPath, tables.endsWith("\n") ? tables : `${tables}\n`);
-  const hash = sha256(readFileSync(tablesPath, "utf8"));
-  const previous = sha256(before);
-  let report = readFileSync(reportPath, "utf8");
-  report = spliceIdle(report, idleSection(idle, prices, { timing }), "## Real sessions");
-  writeFileSync(reportPath, header(report, hash, previous));
-  return { tables: tablesPath, hash, previous };
+  return mergeSection({
+    reportDir,
+    tablesFile,
+    sha256,
+    header,
+    markers: { begin: IDLE_BEGIN, end: IDLE_END },
+    report: { section: idleSection(idle, prices, { timing }), before: "## Real sessions" },
+    tables: {
+      section: idleSection(idle, prices, { forTables: true }),
+      before: "## Real-model mode, offline check",
+    },
+  });
 }

@@ -388,3 +388,28 @@ export function mockTable(mock, config) {
     ]),
   );
 }
+
+/** The test-log task: per size, each arm's score (the share of trials that named the failing
+ * tests), with how many of smarter-compact's trials recalled (smart_compact_get with grep) and
+ * the output's size at the first seed. Null when the run has no test-log task. */
+export function testlogTable(agg, config, facts) {
+  const tasks = config.tasks.filter((t) => t.kind === "testlog");
+  if (!tasks.length) return null;
+  const arms = config.armOrder;
+  return table(
+    ["Task, size", "output at the first seed", ...arms.map((a) => armLabel(a, config))],
+    tasks.map((t) => {
+      const p = facts?.pages?.[t.id];
+      return [
+        taskLabel(t.id),
+        p?.outputLines ? `${p.outputLines} lines, ${tok(p.outputTokens)} tokens` : "–",
+        ...arms.map((arm) => {
+          const a = agg.get(`${t.id}|${arm}`);
+          if (!a) return "–";
+          const recalled = a.trials.filter((x) => x.recalls > 0).length;
+          return `${f2(a.score)}${arm === "smarter-compact" ? ` (${recalled} of ${a.n} after a recall)` : ""}`;
+        }),
+      ];
+    }),
+  );
+}

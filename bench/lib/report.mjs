@@ -17,6 +17,7 @@ import {
   questionsLine,
   readmeSnippet,
   scoreTable,
+  testlogTable,
 } from "./report-mechanism.mjs";
 import { BEHIND_NOTES, methodSection } from "./report-method.mjs";
 import { latencyPlot, scorePlot, tokensPlot } from "./report-plots.mjs";
@@ -27,7 +28,14 @@ import {
   replayTable,
   requestErrorLine,
 } from "./report-real-sessions.mjs";
-import { IDLE_HEADING, idleSection, mergeIdle } from "./report-idle.mjs";
+import { IDLE_BEGIN, IDLE_END, IDLE_HEADING, idleSection, mergeIdle } from "./report-idle.mjs";
+import {
+  CONTINUITY_BEGIN,
+  CONTINUITY_END,
+  CONTINUITY_HEADING,
+  continuitySection,
+} from "./continuity.mjs";
+import { mergeSection, sectionOf } from "./report-merge.mjs";
 import { speedSection } from "./report-speed.mjs";
 import { SPEED } from "./speed-params.mjs";
 
@@ -41,7 +49,23 @@ export function tablesSha(reportDir) {
 }
 
 /** The deterministic figures only (no timings, dates or machine): diff two runs' files. */
-function mechanismTables({ cfg, agg, mech, idle, mock, rs, facts, command, configText }) {
+function mechanismTables({
+  cfg,
+  agg,
+  mech,
+  idle,
+  mock,
+  rs,
+  cont,
+  facts,
+  command,
+  configText,
+  old,
+}) {
+  const keep = (start, end) => {
+    const s = sectionOf(old, start, end);
+    return s ? [s, ""] : [];
+  };
   const L = [
     `# smarter-compact mechanism tables`,
     "",
@@ -52,18 +76,23 @@ function mechanismTables({ cfg, agg, mech, idle, mock, rs, facts, command, confi
     L.push(`## Headline (baseline: ${cfg.baseline})`, "", headline(agg, cfg), "");
     L.push(`## README snippet`, "", readmeSnippet(agg, cfg, command), "");
     L.push(`## Score by arm`, "", scoreTable(agg, cfg), "", questionsLine(cfg), "");
+    const tl = testlogTable(agg, cfg, facts);
+    if (tl) L.push(`## Test log: which test failed`, "", tl, "");
     L.push(`## Tokens, cache and cost by arm`, "", costTable(agg, cfg, { timings: false }), "");
     L.push(...checkLines(mech.trials, cfg), "");
     L.push(`## Paired by seed`, "", pairedTable(agg, cfg), "");
     L.push(`## Where smarter-compact is behind`, "", behindTable(behindRows(agg, cfg, facts)), "");
   }
   if (idle) L.push(idleSection(idle, cfg.prices.models, { forTables: true }), "");
+  else L.push(...keep(IDLE_BEGIN, IDLE_END));
   if (mock)
     L.push(`## Real-model mode, offline check (scripted endpoint)`, "", mockTable(mock, cfg), "");
   if (rs) {
     L.push(`## Real sessions: estimator`, "", estimatorTable(rs), "", requestErrorLine(rs), "");
     L.push(`## Real sessions: replay`, "", replayTable(rs, cfg.prices.models), "");
-  }
+  } else L.push(...keep("## Real sessions: estimator"), ...keep("## Real sessions: replay"));
+  if (cont) L.push(continuitySection(cont, { forTables: true }), "");
+  else L.push(...keep(CONTINUITY_BEGIN, CONTINUITY_END));
   return `${L.join("\n").trimEnd()}\n`;
 }
 
@@ -80,13 +109,33 @@ function tablesParagraph(hash, previous, quick) {
   );
 }
 
-/** The report's contents line (with the idle section's link when it has one). */
-function contentsLine(idle) {
-  const anchor = IDLE_HEADING.replace(/^## /, "")
+/** The anchor of a `## ` heading. */
+const anchor = (heading) =>
+  heading
+    .replace(/^## /, "")
     .toLowerCase()
     .replace(/[^a-z0-9 -]/g, "")
     .replace(/ /g, "-");
-  return `Contents: [headline](#headline) · [README snippet](#readme-snippet) · [method](#method) · [details](#mechanism-bench-details) · [where smarter-compact is behind](#where-smarter-compact-is-behind)${idle ? ` · [idle gaps: cache-cold cuts](#${anchor})` : ""} · [real sessions](#real-sessions) · [speed and scale](#speed-and-scale) · [real-model mode](#real-model-mode) · [reproduce](#reproduce)`;
+
+/** The report's contents line (with the idle and continuity sections' links when it has them). */
+function contentsLine({ idle, continuity }) {
+  return `Contents: [headline](#headline) · [README snippet](#readme-snippet) · [method](#method) · [details](#mechanism-bench-details) · [where smarter-compact is behind](#where-smarter-compact-is-behind)${idle ? ` · [idle gaps: cache-cold cuts](#${anchor(IDLE_HEADING)})` : ""} · [real sessions](#real-sessions)${continuity ? ` · [continuity after a cut](#${anchor(CONTINUITY_HEADING)})` : ""} · [speed and scale](#speed-and-scale) · [real-model mode](#real-model-mode) · [reproduce](#reproduce)`;
+}
+
+/** REPORT.md's header lines after a merge: the tables' hash paragraph and the contents line
+ * (its links follow the sections the merged report has). */
+function mergedHeader(report, hash, previous) {
+  const has = { idle: report.includes(IDLE_BEGIN), continuity: report.includes(CONTINUITY_BEGIN) };
+  return report
+    .split("\n")
+    .map((line) =>
+      line.startsWith("**Mechanism figures**")
+        ? tablesParagraph(hash, previous, false)
+        : line.startsWith("Contents: ")
+          ? contentsLine(has)
+          : line,
+    )
+    .join("\n");
 }
 
 /** The idle phase run alone: its section merged into the existing REPORT.md and
@@ -102,21 +151,65 @@ export function mergeIdleReport({ out, reportDir, config }) {
     timing,
     tablesFile: MECHANISM_TABLES,
     sha256,
-    header: (report, hash, previous) =>
-      report
-        .split("\n")
-        .map((line) =>
-          line.startsWith("**Mechanism figures**")
-            ? tablesParagraph(hash, previous, false)
-            : line.startsWith("Contents: ")
-              ? contentsLine(true)
-              : line,
-        )
-        .join("\n"),
+    header: mergedHeader,
   });
 }
 
+/** The continuity phase run alone: its section merged into the existing REPORT.md (before the
+ * speed section) and mechanism-tables.md (at the end) from bench/out/continuity.json, the rest
+ * of both files left as it was. */
+export function mergeContinuityReport({ out, reportDir }) {
+  const cont = load(out, "continuity");
+  if (!cont) throw new Error(`no continuity.json in ${out}: run the continuity phase first`);
+  const timing = load(out, "timing") ?? {};
+  return mergeSection({
+    reportDir,
+    tablesFile: MECHANISM_TABLES,
+    sha256,
+    header: mergedHeader,
+    markers: { begin: CONTINUITY_BEGIN, end: CONTINUITY_END },
+    report: { section: continuitySection(cont, { timing }), before: "## Speed and scale" },
+    tables: { section: continuitySection(cont, { forTables: true }), before: null },
+  });
+}
+
+/** The phases by their timing.json keys and their names in the report. */
+const PHASE_NAMES = {
+  mechanism: "mechanism",
+  idle: "idle",
+  "real-sessions": "real sessions",
+  continuity: "continuity",
+  speed: "speed",
+  proxy: "proxy (in speed and scale)",
+};
+
+/** The header's sentence on the phases' times; phases without a time in timing.json did not
+ * run into this bench/out, and their sections are said to be from an earlier run. */
+function phaseTimes(timing) {
+  const ran = Object.keys(PHASE_NAMES).filter((k) => timing[k] != null);
+  const not = Object.keys(PHASE_NAMES).filter((k) => timing[k] == null);
+  const list = ran.map((k) => `${PHASE_NAMES[k]} ${fmtS(timing[k])}`).join(", ");
+  return (
+    `${not.length ? "Phases run" : "Whole run"} ${timing.total ? `${(timing.total / 60).toFixed(1)} min` : "–"} (${list}). ` +
+    (not.length
+      ? `The ${not.map((k) => PHASE_NAMES[k]).join(", ")} section${not.length === 1 ? " is" : "s are"} from an earlier run, kept as ${not.length === 1 ? "it was" : "they were"} (their results were not in bench/out/). `
+      : "")
+  );
+}
+
+/** Writes REPORT.md, mechanism-tables.md and the plots from the results in `out`. The idle, real
+ * sessions, continuity and speed sections of a phase whose results are not there (a run of
+ * other phases with `--only`, e.g. `--only=mechanism` on a fresh checkout) stay as the files in
+ * `reportDir` have them (not in a quick run, whose files are its own). */
 export function writeReport({ bench, out, reportDir, config, quick, command, facts, speedModel }) {
+  const read = (name) =>
+    !quick && existsSync(join(reportDir, name)) ? readFileSync(join(reportDir, name), "utf8") : "";
+  const oldReport = read("REPORT.md");
+  const oldTables = read(MECHANISM_TABLES);
+  const keep = (start, end) => {
+    const s = sectionOf(oldReport, start, end);
+    return s ? [s, ""] : [];
+  };
   const mech = load(out, "mechanism");
   const rs = load(out, "real-sessions");
   const speed = load(out, "speed");
@@ -125,6 +218,7 @@ export function writeReport({ bench, out, reportDir, config, quick, command, fac
   const mock = load(out, "mock-model");
   const real = load(out, "real-model");
   const idle = load(out, "idle");
+  const cont = load(out, "continuity");
   // the config as run (tasks and seeds of this run) with the report's inputs (prices, baseline)
   const cfg = {
     ...config,
@@ -144,7 +238,19 @@ export function writeReport({ bench, out, reportDir, config, quick, command, fac
   const tablesPath = join(reportDir, MECHANISM_TABLES);
   const previous = timing.tablesBefore ?? null; // the file as it was when the run started
   const configText = readFileSync(join(bench, "config.json"), "utf8");
-  const tables = mechanismTables({ cfg, agg, mech, idle, mock, rs, facts, command, configText });
+  const tables = mechanismTables({
+    cfg,
+    agg,
+    mech,
+    idle,
+    mock,
+    rs,
+    cont,
+    facts,
+    command,
+    configText,
+    old: oldTables,
+  });
   writeFileSync(tablesPath, tables);
   const hash = sha256(tables);
 
@@ -154,7 +260,7 @@ export function writeReport({ bench, out, reportDir, config, quick, command, fac
   L.push("");
   L.push(
     `Generated by \`${command}\`${quick ? "" : " (`node bench/run.mjs`)"} on ${timing.at?.slice(0, 10) ?? "?"}: ${m.cpu ?? "?"}, ${m.cores ?? "?"} cores, ${m.memGB ?? "?"} GB, ${m.platform ?? ""}, Node ${m.node ?? "?"}. ` +
-      `Whole run ${timing.total ? `${(timing.total / 60).toFixed(1)} min` : "–"} (mechanism ${fmtS(timing.mechanism)}, idle ${fmtS(timing.idle)}, real sessions ${fmtS(timing["real-sessions"])}, speed ${fmtS(timing.speed)}, proxy ${fmtS(timing.proxy)}). ` +
+      phaseTimes(timing) +
       `Everything is offline and seeded.` +
       (timing.load
         ? ` Load average (5 min) at the end of each phase: ${Object.entries(timing.load)
@@ -165,7 +271,12 @@ export function writeReport({ bench, out, reportDir, config, quick, command, fac
   L.push("");
   L.push(tablesParagraph(hash, previous, quick));
   L.push("");
-  L.push(contentsLine(!!idle));
+  L.push(
+    contentsLine({
+      idle: !!idle || oldReport.includes(IDLE_BEGIN),
+      continuity: !!cont || oldReport.includes(CONTINUITY_BEGIN),
+    }),
+  );
   L.push("");
 
   if (mech) {
@@ -183,14 +294,16 @@ export function writeReport({ bench, out, reportDir, config, quick, command, fac
     L.push("");
     L.push(headline(agg, cfg));
     L.push("");
-    for (const t of cfg.tasks) svg(`tokens-per-request-${t.id}.svg`, tokensPlot(mech, t.id, cfg));
-    const main = cfg.tasks.find((t) => t.id === "log-L6400") ?? cfg.tasks[cfg.tasks.length - 1];
+    // the test-log task sends a handful of requests: no plot of its own
+    const plotted = cfg.tasks.filter((t) => t.kind !== "testlog");
+    for (const t of plotted) svg(`tokens-per-request-${t.id}.svg`, tokensPlot(mech, t.id, cfg));
+    const main = plotted.find((t) => t.id === "log-L6400") ?? plotted[plotted.length - 1];
     L.push(
       `![Prompt tokens per request, ${taskLabel(main.id)}](tokens-per-request-${main.id}.svg)`,
     );
     L.push("");
     L.push(
-      `The same plot for the other tasks: ${cfg.tasks
+      `The same plot for the other tasks: ${plotted
         .filter((t) => t !== main)
         .map((t) => `[${taskLabel(t.id)}](tokens-per-request-${t.id}.svg)`)
         .join(", ")}.`,
@@ -218,6 +331,17 @@ export function writeReport({ bench, out, reportDir, config, quick, command, fac
     L.push("");
     L.push(questionsLine(cfg));
     L.push("");
+    const tl = testlogTable(agg, cfg, facts);
+    if (tl) {
+      L.push(`### Test log: which test failed`);
+      L.push("");
+      L.push(
+        `Each arm's score on the test-log task (the share of trials whose answer named exactly the failing tests; the [method](#method) says how the output is made and read). smarter-compact's cell says in how many trials no failing test was visible in its compressed output, so the oracle called \`smart_compact_get\` with a grep before answering.`,
+      );
+      L.push("");
+      L.push(tl);
+      L.push("");
+    }
     L.push(`### Tokens, cache and cost by arm`);
     L.push("");
     L.push(costTable(agg, cfg, { timings: true }));
@@ -263,11 +387,15 @@ export function writeReport({ bench, out, reportDir, config, quick, command, fac
   }
 
   if (idle) L.push(idleSection(idle, prices, { timing }), "");
+  else L.push(...keep(IDLE_BEGIN, IDLE_END));
   if (rs) L.push(realSessionsSection(rs, prices));
+  else L.push(...keep("## Real sessions"));
+  if (cont) L.push(continuitySection(cont, { timing }), "");
+  else L.push(...keep(CONTINUITY_BEGIN, CONTINUITY_END));
   if (speed) {
     const lat = svg("latency-vs-session-size.svg", latencyPlot(speed, SPEED));
     L.push(speedSection(speed, { bench, latSvg: lat, proxy, facts, speedModel, node: m.node }));
-  }
+  } else L.push(...keep("## Speed and scale"));
   L.push(realModelSection(mock, real, cfg));
   L.push(reproduce());
   writeFileSync(join(reportDir, "REPORT.md"), `${L.join("\n")}\n`);
@@ -280,8 +408,9 @@ function reproduce() {
 \`\`\`sh
 make bench                      # = node bench/run.mjs: all phases, writes bench/REPORT.md, bench/${MECHANISM_TABLES} and bench/*.svg
 node bench/run.mjs --quick      # smoke run: small tasks, one seed; writes bench/out/quick/
-node bench/run.mjs --only=speed # one phase (mechanism, idle, real-sessions, speed, proxy); --report-only rebuilds the report
+node bench/run.mjs --only=speed # one phase (mechanism, idle, real-sessions, continuity, speed, proxy); --report-only rebuilds the report
 node bench/run.mjs --only=idle  # the idle phase alone: merges its section into REPORT.md and ${MECHANISM_TABLES}
+node bench/run.mjs --only=continuity  # the continuity phase alone: merges its section the same way
 make bench-embed                # the embedder's speed and memory: writes bench/EMBED.md
 \`\`\`
 

@@ -7,9 +7,13 @@
 //                          questions ask for the LATEST `value` of a record updated 3–5 times.
 //   log-triage (L lines):  service log lines; lookup questions ask for the req= id of one line,
 //                          count questions for the number of lines of a service at a level.
+//   testlog    (T lines):  one run of a whole test suite, T lines of output with the failing
+//                          tests in the middle; the question asks which tests failed
+//                          (lib/testlog.mjs).
 // Most pages are a normal tool output (the spec's page size); every LARGE_PAGE.every-th page is a
 // large one (LARGE_PAGE.min–max entries, over the engine's compression threshold).
 import { rng, seedOf } from "./rng.mjs";
+import { TESTLOG_TOOL, testlogTask } from "./testlog.mjs";
 
 export const SYSTEM_PROMPT = [
   "You are an autonomous software engineering agent working in a terminal-less sandbox.",
@@ -39,21 +43,28 @@ const fn = (name, description, properties, required = Object.keys(properties)) =
 /** Tools every arm offers (the task's data tool plus the usual agent tools). */
 export function baseTools(kind) {
   const data =
-    kind === "kv"
+    kind === "testlog"
       ? fn(
-          "read_records",
-          "Read one page of the key-value store's write log (PUT operations in the order they were applied).",
-          {
-            page: { type: "integer", minimum: 0, description: "Page number, from 0." },
-          },
+          TESTLOG_TOOL,
+          "Run the monorepo's whole test suite (every package's cargo, pytest and jest suites) and return its full output.",
+          {},
+          [],
         )
-      : fn(
-          "read_logs",
-          "Read one page of the service logs (one log line per entry, in time order).",
-          {
-            page: { type: "integer", minimum: 0, description: "Page number, from 0." },
-          },
-        );
+      : kind === "kv"
+        ? fn(
+            "read_records",
+            "Read one page of the key-value store's write log (PUT operations in the order they were applied).",
+            {
+              page: { type: "integer", minimum: 0, description: "Page number, from 0." },
+            },
+          )
+        : fn(
+            "read_logs",
+            "Read one page of the service logs (one log line per entry, in time order).",
+            {
+              page: { type: "integer", minimum: 0, description: "Page number, from 0." },
+            },
+          );
   return [
     data,
     fn(
@@ -394,6 +405,11 @@ function finish(spec, kind, seed, entries, stepList, questions, r, taskText) {
 
 /** The task of a spec and a seed. */
 export function makeTask(spec, seed) {
+  if (spec.kind === "testlog")
+    return testlogTask(spec, seed, {
+      system: { role: "system", content: SYSTEM_PROMPT },
+      tools: baseTools("testlog"),
+    });
   return spec.kind === "kv" ? kvTask(spec, seed) : logTask(spec, seed);
 }
 
