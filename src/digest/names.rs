@@ -18,6 +18,13 @@ const MAX_SEGMENTS: usize = 12;
 /// How much more a name counts when the agent wrote it (its calls and text) than when a tool
 /// printed it.
 const AGENT_WEIGHT: u32 = 3;
+/// Most new names one tool output brings.
+const OUTPUT_NAMES_PER_MESSAGE: usize = 24;
+/// Fewest numbered names (`case_1`, `case_2`, …) shown as one family.
+const FAMILY_MIN: usize = 3;
+/// A name's weight, the position of the last trimmed message using it, that message's number,
+/// and the order it was first seen in.
+type Weighed = (u32, usize, u64, usize);
 /// First line of the section.
 const HEADING: &str = "Names used in what left (#N: the message where last seen):";
 
@@ -50,13 +57,21 @@ pub fn section(history: &[Entry], shown: &str, budget_tokens: u32) -> String {
         return String::new();
     }
     // name → (weight, position of the last message, its number, first-seen order)
-    let mut seen: HashMap<String, (u32, usize, u64, usize)> = HashMap::new();
+    let mut seen: HashMap<String, Weighed> = HashMap::new();
     for (pos, e) in trimmed.iter().enumerate() {
         let mut in_message: HashSet<String> = HashSet::new();
+        let mut new_from_output = 0;
         for_texts(e, |text, agent| {
             for name in names_in(text) {
                 if visible.has(name) {
                     continue;
+                }
+                if !agent && !seen.contains_key(name) {
+                    // a long output (a file, a listing) brings a few new names, not hundreds
+                    if new_from_output == OUTPUT_NAMES_PER_MESSAGE {
+                        continue;
+                    }
+                    new_from_output += 1;
                 }
                 let w = if agent { AGENT_WEIGHT } else { 1 };
                 let order = seen.len();
@@ -74,12 +89,13 @@ pub fn section(history: &[Entry], shown: &str, budget_tokens: u32) -> String {
         });
     }
     let n = trimmed.len() as u64;
-    let mut ranked: Vec<(u64, &String, u64, usize)> = seen
+    let entries = families(seen);
+    let mut ranked: Vec<(u64, &String, u64, usize)> = entries
         .iter()
-        .map(|(name, &(w, pos, number, order))| {
+        .map(|(name, (w, pos, number, order))| {
             // recency triples the weight from the oldest trimmed message to the newest
-            let score = u64::from(w) * (n + 2 * pos as u64);
-            (score, name, number, order)
+            let score = u64::from(*w) * (n + 2 * *pos as u64);
+            (score, name, *number, *order)
         })
         .collect();
     ranked.sort_by(|a, b| b.0.cmp(&a.0).then(a.3.cmp(&b.3)));
@@ -125,6 +141,46 @@ pub fn section(history: &[Entry], shown: &str, budget_tokens: u32) -> String {
     if estimate_text(&out) > budget_tokens {
         return String::new();
     }
+    out
+}
+
+/// Folds numbered families (`test_case_1`, `test_case_2`, … of one listing) into one entry
+/// `test_case_1…143` that counts as its most used, most recent member.
+fn families(seen: HashMap<String, Weighed>) -> Vec<(String, Weighed)> {
+    let mut by_stem: HashMap<&str, Vec<(u64, &String)>> = HashMap::new();
+    for name in seen.keys() {
+        let stem = name.trim_end_matches(|c: char| c.is_ascii_digit());
+        if stem.len() >= 3 && stem.len() < name.len() {
+            if let Ok(k) = name[stem.len()..].parse::<u64>() {
+                by_stem.entry(stem).or_default().push((k, name));
+            }
+        }
+    }
+    let mut folded: HashSet<&String> = HashSet::new();
+    let mut out: Vec<(String, Weighed)> = Vec::new();
+    for (stem, mut members) in by_stem {
+        if members.len() < FAMILY_MIN {
+            continue;
+        }
+        members.sort();
+        let (lo, hi) = (members[0].0, members[members.len() - 1].0);
+        let mut w: Weighed = (0, 0, 0, usize::MAX);
+        for (_, name) in &members {
+            let m = seen[*name];
+            w.0 = w.0.max(m.0);
+            if m.1 >= w.1 {
+                (w.1, w.2) = (m.1, m.2);
+            }
+            w.3 = w.3.min(m.3);
+            folded.insert(name);
+        }
+        out.push((format!("{stem}{lo}…{hi}"), w));
+    }
+    out.extend(
+        seen.iter()
+            .filter(|(name, _)| !folded.contains(name))
+            .map(|(name, w)| (name.clone(), *w)),
+    );
     out
 }
 
@@ -275,6 +331,29 @@ mod tests {
                 "self.fast_deletes",
                 "QuerySet.delete",
                 "getLookup"
+            ]
+        );
+    }
+
+    #[test]
+    fn numbered_families_fold_into_one_entry() {
+        let mut seen: HashMap<String, Weighed> = HashMap::new();
+        for k in 1..=40u64 {
+            seen.insert(
+                format!("test_case_{k}"),
+                (1, k as usize, 10 + k, k as usize),
+            );
+        }
+        seen.insert("md5".into(), (3, 2, 5, 0));
+        seen.insert("sha1_hex".into(), (1, 1, 4, 99));
+        let mut got = families(seen);
+        got.sort_by_key(|(_, w)| w.3);
+        assert_eq!(
+            got,
+            [
+                ("md5".to_string(), (3, 2, 5, 0)),
+                ("test_case_1…40".to_string(), (1, 40, 50, 1)),
+                ("sha1_hex".to_string(), (1, 1, 4, 99)),
             ]
         );
     }
