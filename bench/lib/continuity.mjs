@@ -17,7 +17,8 @@ export const CONTINUITY_ARMS = {
   users: { digestParts: "users" },
   toc: { digestParts: "toc" },
   files: { digestParts: "files" },
-  all: { digestParts: "users,toc,files,todo" },
+  names: { digestParts: "names" },
+  all: { digestParts: "users,toc,files,todo,names" },
 };
 /** The thresholds the measure replays at. */
 export const CONTINUITY_TRIM_ATS = [8000, 16000, 32000];
@@ -207,6 +208,7 @@ async function runCell(sessions, arm, options, trimAt, root, perRequest) {
   let requestsSent = 0;
   let underCut = 0;
   let failOpens = 0;
+  let repeats = 0;
   for (const [si, s] of sessions.entries()) {
     const dir = join(root, `cont-${arm}-${trimAt}-${si}`);
     rmSync(dir, { recursive: true, force: true });
@@ -248,6 +250,8 @@ async function runCell(sessions, arm, options, trimAt, root, perRequest) {
           missing: r.missing.map((x) => x.name),
         });
       }
+      // trim regret: calls the recorded agent made again after a cut had removed the first
+      repeats += (await c.status()).regret?.repeats ?? 0;
     } finally {
       await c.close();
       rmSync(dir, { recursive: true, force: true });
@@ -268,6 +272,7 @@ async function runCell(sessions, arm, options, trimAt, root, perRequest) {
     min: scores.length ? Math.min(...scores) : null,
     perfect: scores.length ? scores.filter((x) => x === 1).length / scores.length : null,
     digest: digests.length ? { mean: mean(digests), max: Math.max(...digests) } : null,
+    repeats,
     kinds,
   };
 }
@@ -312,6 +317,7 @@ export function continuityTable(results) {
         c.perfect == null ? "–" : pct1(c.perfect),
         `${c.scored} of ${c.underCut}`,
         digestCell(c),
+        c.repeats == null ? "–" : String(c.repeats),
       ]);
     }
   }
@@ -325,6 +331,7 @@ export function continuityTable(results) {
       "requests at 1.00",
       "requests scored (of those under a cut)",
       "digest tokens mean / max",
+      "calls made again after a cut removed them",
     ],
     rows,
   );
@@ -364,6 +371,7 @@ export function continuitySection(results, { timing = null, forTables = false } 
         `For every request sent under a cut (\`stats.cut > 0\`), the next ${results.nextMessages} assistant messages of the recording (text and tool-call arguments) give the **names** the agent went on to use: paths (a \`/\` or a file extension), identifiers (snake_case, camelCase, CamelCase, dotted; at least 4 characters; a short stoplist in \`bench/lib/continuity.mjs\`) and numbers of two digits or more. ` +
         `Only the names that occur in the full request (what the recorded agent saw) count. A request's **score** is the fraction of them that occur in the rewritten request (every decoded string of it: the pointer message, contents, tool-call arguments), each as a substring not inside a longer name; requests without such names are not scored. ` +
         `Digest tokens: the engine's \`stats.digest_tokens\` on the requests under a cut ("–": the engine reports none). ` +
+        `Calls made again: the trim regret of \`context_status\` summed over the sessions, tool calls with the same tool and arguments as one the cut in force had removed (the recorded agent ran them with its whole history in view, so this counts how often a cut hides a call that comes back, not a call the cut caused). ` +
         `Target: at least ${CONTINUITY_TARGET.scores[8000]} at 8k and ${CONTINUITY_TARGET.scores[16000]} at 16k with a mean digest of at most ${CONTINUITY_TARGET.digestFraction * 100}% of trim_at.`,
       "",
     );
