@@ -245,4 +245,30 @@ fn recall_elsewhere_leaves_out_exactly_the_sessions_own_memories() {
         ]
     );
     assert_eq!(bank.recall("lexer", 10).expect("recall").len(), 4);
+    // A file first read then edited for the same task is recalled once, as the better ranked.
+    bank.add(
+        "cut",
+        "read src/parser.rs while working on: tabs",
+        "s2 #3",
+        1,
+    )
+    .expect("add");
+    bank.add(
+        "cut",
+        "edited src/parser.rs while working on: tabs",
+        "s2 #3 #9",
+        1,
+    )
+    .expect("add");
+    let parser = bank
+        .recall_elsewhere("parser tabs", 10, "s1")
+        .expect("recall");
+    assert_eq!(
+        parser
+            .iter()
+            .filter(|t| t.contains("src/parser.rs"))
+            .count(),
+        1,
+        "{parser:?}"
+    );
 }

@@ -7,6 +7,7 @@
 
 use crate::error::{Error, Result};
 use crate::fingerprint::content_id;
+use crate::memory::from_cut::file_subject;
 use crate::memory::recall::{Memory, Recall};
 use crate::store::vectors::{cosine, from_bytes, to_bytes, DIM};
 use crate::store::{bm25, index_terms, match_expr, scalar, transaction, Sql, SqlValue};
@@ -190,6 +191,10 @@ impl<S: Sql> Bank<S> {
             .map(|r| (bm25(r[1].as_bytes(), &[1.0, 0.4]), r[0].as_text()))
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        // One memory per file and task: a later cut that edited a file it had read wrote a
+        // second memory of it; the best ranked one stands for both.
+        let mut subjects = std::collections::HashSet::new();
+        scored.retain(|(_, t)| file_subject(t).is_none_or(|s| subjects.insert(s.to_string())));
         Ok(scored.into_iter().take(limit).map(|(_, t)| t).collect())
     }
 }

@@ -28,7 +28,9 @@ const MIN_USER_BYTES: usize = 24;
 /// Most bytes of a user turn's memory text.
 const USER_CAP_BYTES: usize = 600;
 /// Most bytes of the task a file memory names.
-const TOPIC_CAP_BYTES: usize = 160;
+const TOPIC_CAP_BYTES: usize = 140;
+/// Longest line ending with `:` taken for an introduction, in bytes.
+const INTRO_MAX_BYTES: usize = 80;
 
 /// One memory to write: its text and where it comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,6 +63,7 @@ pub fn cut_memories(history: &[Entry], session: &str) -> Vec<Memory> {
     }
     let mut touched: Vec<(TouchKind, Memory)> = files
         .iter()
+        .filter(|t| worth_remembering(&t.path))
         .map(|t| {
             let kind = t.by.iter().map(|b| b.0).max().unwrap_or(TouchKind::Read);
             let numbers: Vec<u64> = t.by.iter().map(|b| b.1).collect();
@@ -81,14 +84,50 @@ pub fn cut_memories(history: &[Entry], session: &str) -> Vec<Memory> {
 }
 
 /// The task a call at message `number` served: the latest real user turn before it (kept or
-/// not), without markup tags, on one line and capped.
+/// not), without markup tags and without the lines that only introduce what follows
+/// (`Consider the following PR description:`), on one line and capped.
 fn topic(history: &[Entry], number: u64) -> Option<String> {
     let turn = history
         .iter()
         .rev()
         .find(|e| e.real_user && e.number < number)?;
-    let topic = collapse(&without_tags(&user_text(turn.message)), TOPIC_CAP_BYTES);
+    let text = without_tags(&user_text(turn.message));
+    let body = text
+        .lines()
+        .skip_while(|l| {
+            let l = l.trim();
+            l.is_empty() || (l.ends_with(':') && l.len() <= INTRO_MAX_BYTES)
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let topic = collapse(&body, TOPIC_CAP_BYTES);
     (!topic.is_empty()).then_some(topic)
+}
+
+/// Whether a path the digest found is worth a memory: a name (not a directory, not a fragment
+/// of a `sed` expression) whose segments are made of word characters, dots and dashes, with an
+/// extension or at least two segments of two characters or more.
+fn worth_remembering(path: &str) -> bool {
+    let segments: Vec<&str> = path.trim_start_matches("./").split('/').collect();
+    let last = segments.last().copied().unwrap_or("");
+    let wordy = |s: &str| s.chars().all(|c| c.is_alphanumeric() || "_.-".contains(c));
+    let named = |s: &&str| s.len() >= 2 && s.chars().any(char::is_alphabetic);
+    let has_ext = last
+        .rsplit_once('.')
+        .is_some_and(|(stem, ext)| !stem.is_empty() && ext.chars().any(char::is_alphabetic));
+    wordy(&path.replace('/', ""))
+        && named(&last)
+        && (has_ext || segments.iter().filter(|s| named(s)).count() >= 2)
+}
+
+/// The subject of a file memory (its text after the verb), which a memory of the same file with
+/// a stronger touch shares: `read a.py while working on: x` and `edited a.py while working on:
+/// x` have one subject. `None` for other memories.
+pub fn file_subject(text: &str) -> Option<&str> {
+    let (verb, rest) = text.split_once(' ')?;
+    ["read", "edited", "written"]
+        .contains(&verb)
+        .then_some(rest)
 }
 
 /// `text` without markup tags (`<task>`, `</pr_description>`), each replaced by a space.
@@ -293,5 +332,34 @@ mod tests {
         let kept = cut_memories(&entries(&m, 1), "s1");
         assert!(!kept.iter().any(|m| m.text.contains("failed")), "{kept:?}");
         assert_eq!(without_tags("<a>x</a> 1 < 2 <b c>"), " x  1 < 2 <b c>");
+    }
+
+    #[test]
+    fn only_file_names_become_memories_and_a_task_loses_its_introduction() {
+        for good in [
+            "src/a.py",
+            "django/db/models/deletion.py",
+            "tests/delete",
+            "check.py",
+        ] {
+            assert!(worth_remembering(good), "{good}");
+        }
+        for bad in ["1341s/)/", "75s/", "/def", "tests/", "s/if"] {
+            assert!(!worth_remembering(bad), "{bad}");
+        }
+        let m = [
+            user("<pr>\nConsider the following PR description:\nOptimize .delete()\n</pr>"),
+            call("a", "read", r#"{"filePath": "a/b.py"}"#),
+        ];
+        let got = cut_memories(&entries(&m, 2), "s1");
+        assert_eq!(
+            got[1].text,
+            "read a/b.py while working on: Optimize .delete()"
+        );
+        assert_eq!(
+            file_subject(&got[1].text),
+            Some("a/b.py while working on: Optimize .delete()")
+        );
+        assert_eq!(file_subject("User asked: x"), None);
     }
 }
