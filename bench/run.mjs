@@ -4,7 +4,8 @@
 //
 //   --quick            smoke run (~1 minute): small tasks, one seed, fewer sessions and sizes;
 //                      writes to bench/out/quick/ and leaves bench/REPORT.md alone
-//   --only=a,b         phases to run: mechanism, idle, real-sessions, speed, proxy (default: all)
+//   --only=a,b         phases to run: mechanism, idle, real-sessions, speed, proxy (default: all),
+//                      or bank (never by default; --only=bank merges its section into REPORT.md)
 //                      (--only=idle alone merges its section into the existing bench/REPORT.md
 //                      and bench/mechanism-tables.md, leaving the other sections as they are;
 //                      with --report-only, from the saved bench/out/idle.json)
@@ -19,6 +20,7 @@ import { cpus, loadavg, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
+import { bankMeasure, mergeBankReport } from "./lib/bank-measure.mjs";
 import { idlePhase } from "./lib/idle.mjs";
 import { IDLE } from "./lib/idle-params.mjs";
 import { runTrial, scores } from "./lib/mechanism.mjs";
@@ -317,6 +319,8 @@ if (!args["report-only"]) {
     else if (phase === "speed") await speed();
     else if (phase === "proxy")
       save("proxy", await proxyBench({ sessions: quick ? 4 : 32, stateRoot: STATE }));
+    else if (phase === "bank")
+      save("bank", await bankMeasure({ files: sessionFiles(), stateRoot: STATE, log }));
     else throw new Error(`unknown phase ${phase}`);
     timing[phase] = (performance.now() - a) / 1000;
     (timing.load ??= {})[phase] = loadavg()[1]; // 5-minute load average at the end of the phase
@@ -327,6 +331,14 @@ if (!args["report-only"]) {
   timing.quick = quick;
   save("timing", timing);
   rmSync(STATE, { recursive: true, force: true });
+}
+const bankOnly = phases.length === 1 && phases[0] === "bank";
+if (bankOnly) {
+  // the bank measure alone: its section goes into the report, the rest stays as it is
+  log(
+    mergeBankReport({ out: OUT, reportDir: REPORT_DIR }) ? "bank section merged" : "no bank.json",
+  );
+  process.exit(0);
 }
 // the idle phase alone: its section goes into the report as it is (the other phases' results
 // may not be in bench/out/)
@@ -344,6 +356,7 @@ const { tables, hash, previous } = mergeOnly
       facts,
       speedModel: SPEED_MODEL,
     });
+mergeBankReport({ out: OUT, reportDir: REPORT_DIR }); // the saved bank measure, when there is one
 log(`report written to ${join(REPORT_DIR, "REPORT.md")}`);
 log(
   `${tables}: sha256 ${hash}${previous == null ? "" : previous === hash ? " (same as when the run started)" : ` (when the run started: ${previous})`}`,
