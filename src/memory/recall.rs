@@ -19,7 +19,8 @@ pub trait Recall {
 
     /// Like [`Recall::recall`], leaving out the memories of session `session` (those whose
     /// `source` names it): what a session taught the bank is already in its own request, its
-    /// digest or its store, so recalling it would only repeat it.
+    /// digest or its store, so recalling it would only repeat it. The default, for a source
+    /// that keeps no sessions, is [`Recall::recall`].
     fn recall_elsewhere(
         &mut self,
         query: &str,
