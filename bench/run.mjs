@@ -4,11 +4,10 @@
 //
 //   --quick            smoke run (~1 minute): small tasks, one seed, fewer sessions and sizes;
 //                      writes to bench/out/quick/ and leaves bench/REPORT.md alone
-//   --only=a,b         phases to run: mechanism, idle, real-sessions, continuity, speed, proxy
-//                      (default: all). --only=idle or --only=continuity alone merges its section
-//                      into the existing bench/REPORT.md and bench/mechanism-tables.md, leaving
-//                      the other sections as they are (with --report-only, from the saved
-//                      bench/out/idle.json or continuity.json)
+//   --only=a,b         phases to run: mechanism, idle, real-sessions, continuity, bank, speed,
+//                      proxy (default: all). --only=idle, --only=continuity or --only=bank alone merges its section into the existing bench/REPORT.md
+//                      (and bench/mechanism-tables.md), leaving the other sections as they are
+//                      (with --report-only, from the saved bench/out/idle.json or continuity.json)
 //   --report-only      rebuild the report and plots from the saved results in bench/out/
 //   --no-mock          skip the offline check of real-model mode against a scripted endpoint
 //
@@ -20,6 +19,7 @@ import { cpus, loadavg, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
+import { bankMeasure, mergeBankReport } from "./lib/bank-measure.mjs";
 import { runContinuity } from "./lib/continuity.mjs";
 import { idlePhase } from "./lib/idle.mjs";
 import { IDLE } from "./lib/idle-params.mjs";
@@ -51,7 +51,7 @@ const REPORT_DIR = quick ? OUT : BENCH;
 const STATE = join(BENCH, "out", "state");
 mkdirSync(OUT, { recursive: true });
 mkdirSync(STATE, { recursive: true });
-const PHASES = ["mechanism", "idle", "real-sessions", "continuity", "speed", "proxy"];
+const PHASES = ["mechanism", "idle", "real-sessions", "continuity", "bank", "speed", "proxy"];
 const phases = args.only ? String(args.only).split(",") : PHASES;
 const log = (...a) =>
   console.log(`[bench ${((performance.now() - t0) / 1000).toFixed(0).padStart(4)}s]`, ...a);
@@ -327,6 +327,8 @@ if (!args["report-only"]) {
     else if (phase === "speed") await speed();
     else if (phase === "proxy")
       save("proxy", await proxyBench({ sessions: quick ? 4 : 32, stateRoot: STATE }));
+    else if (phase === "bank")
+      save("bank", await bankMeasure({ files: sessionFiles(), stateRoot: STATE, log }));
     else throw new Error(`unknown phase ${phase}`);
     timing[phase] = (performance.now() - a) / 1000;
     (timing.load ??= {})[phase] = loadavg()[1]; // 5-minute load average at the end of the phase
@@ -337,6 +339,14 @@ if (!args["report-only"]) {
   timing.quick = quick;
   save("timing", timing);
   rmSync(STATE, { recursive: true, force: true });
+}
+const bankOnly = phases.length === 1 && phases[0] === "bank";
+if (bankOnly) {
+  // the bank measure alone: its section goes into the report, the rest stays as it is
+  log(
+    mergeBankReport({ out: OUT, reportDir: REPORT_DIR }) ? "bank section merged" : "no bank.json",
+  );
+  process.exit(0);
 }
 // the idle or the continuity phase alone: its section goes into the report as it is (the other
 // phases' results may not be in bench/out/)
@@ -358,6 +368,7 @@ const { tables, hash, previous } = merge
       facts,
       speedModel: SPEED_MODEL,
     });
+mergeBankReport({ out: OUT, reportDir: REPORT_DIR }); // the saved bank measure, when there is one
 log(`report written to ${join(REPORT_DIR, "REPORT.md")}`);
 log(
   `${tables}: sha256 ${hash}${previous == null ? "" : previous === hash ? " (same as when the run started)" : ` (when the run started: ${previous})`}`,

@@ -103,7 +103,7 @@ fn engine_with_recall(
     );
     let mut e =
         smarter_compact::Engine::open(smarter_compact::store::MemStore::default(), cfg).unwrap();
-    e.set_recall(Box::new(bank));
+    e.set_recall(Box::new(bank), "s1");
     e
 }
 

@@ -17,7 +17,8 @@ pub enum TouchKind {
 }
 
 impl TouchKind {
-    fn word(self) -> &'static str {
+    /// The verb: read, edited, written.
+    pub fn word(self) -> &'static str {
         match self {
             TouchKind::Read => "read",
             TouchKind::Edited => "edited",

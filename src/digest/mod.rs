@@ -188,13 +188,18 @@ pub fn build(history: &[Entry], budget_tokens: u32, parts: Parts) -> String {
     format!("{DIGEST_HEADER}\n{}", sections.join("\n"))
 }
 
-/// The real user turns that left the request, oldest first, each at most `cap` bytes.
-fn users_section(history: &[Entry], budget: u32) -> String {
-    let turns: Vec<(u64, String)> = history
+/// The real user turns of `history` that left the request, oldest first: (message number, text).
+pub fn left_user_turns(history: &[Entry]) -> Vec<(u64, String)> {
+    history
         .iter()
         .filter(|e| !e.kept && e.real_user)
         .map(|e| (e.number, user_text(e.message)))
-        .collect();
+        .collect()
+}
+
+/// The real user turns that left the request, oldest first, each at most `cap` bytes.
+fn users_section(history: &[Entry], budget: u32) -> String {
+    let turns = left_user_turns(history);
     if turns.is_empty() {
         return String::new();
     }
@@ -239,7 +244,7 @@ fn users_section(history: &[Entry], budget: u32) -> String {
 }
 
 /// The text blocks of a user turn, joined.
-fn user_text(m: &Message) -> String {
+pub fn user_text(m: &Message) -> String {
     let texts: Vec<&str> = m
         .blocks
         .iter()

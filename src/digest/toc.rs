@@ -27,6 +27,12 @@ pub struct Exchange {
     pub args: String,
     /// What came back: exit status, size, first failure line, blob id.
     pub result: String,
+    /// How the call ended: `Some(true)` failed (an error result or a non-zero exit status),
+    /// `Some(false)` passed (exit status 0, or no status, no error and no failure line), `None`
+    /// when there is no result or it cannot tell (no status, but a failure line).
+    pub failed: Option<bool>,
+    /// The result's first failure line, when it has one.
+    pub failure_line: Option<String>,
 }
 
 /// The trimmed tool calls of `history`, in order.
@@ -61,6 +67,8 @@ pub fn exchanges(history: &[Entry]) -> Vec<Exchange> {
                 continue;
             };
             let found = results.get(id.as_str());
+            let (failed, failure_line) =
+                found.map_or((None, None), |&(_, text, err, _)| ending(text, err));
             out.push(Exchange {
                 call_at: e.number,
                 result_at: found.map(|r| r.0),
@@ -69,6 +77,8 @@ pub fn exchanges(history: &[Entry]) -> Vec<Exchange> {
                 result: found.map_or_else(String::new, |&(_, text, err, blob)| {
                     result_summary(text, err, blob)
                 }),
+                failed,
+                failure_line,
             });
         }
     }
@@ -159,6 +169,20 @@ fn result_summary(text: &str, is_error: bool, blob: Option<&str>) -> String {
         parts.push(format!("blob {id}"));
     }
     parts.join(" · ")
+}
+
+/// Whether a result failed (see [`Exchange::failed`]) and its first failure line.
+fn ending(text: &str, is_error: bool) -> (Option<bool>, Option<String>) {
+    let line = lines(text)
+        .into_iter()
+        .find(|l| looks_like_failure(l) && !l.contains("<returncode>"))
+        .map(|l| collapse(l, FAILURE_CAP_BYTES));
+    let failed = match exit_status(text) {
+        Some(code) => Some(is_error || code != 0),
+        None if is_error => Some(true),
+        None => line.is_none().then_some(false),
+    };
+    (failed, line)
 }
 
 /// The exit status a tool output states: `<returncode>N</returncode>`, `Exit code: N`,

@@ -1,10 +1,13 @@
-//! Putting the digest of a new cut after its pointer.
+//! Putting the digest of a new cut after its pointer, and writing what the cut teaches to the
+//! memory bank.
 
 use crate::config::Config;
 use crate::digest::{build, Entry};
 use crate::facts::MsgInfo;
 use crate::fingerprint::Fp;
 use crate::format::WireFormat;
+use crate::memory::from_cut::{cut_memories, CUT_KIND};
+use crate::memory::recall::Recall;
 use crate::message::Message;
 use crate::store::Store;
 use crate::tokens::estimate_text;
@@ -15,20 +18,28 @@ pub(super) fn reserve(config: &Config, trim_at: u32) -> u32 {
     (config.digest_fraction * f64::from(trim_at)) as u32
 }
 
+/// Where the memories of a new cut go: the bank, the session they are attributed to, the clock.
+pub(super) struct Learn<'a> {
+    pub bank: &'a mut dyn Recall,
+    pub session: &'a str,
+    pub now_ms: u64,
+}
+
 /// Builds the digest of a new cut over the request's messages and appends it to the cut's
-/// pointer; returns its estimated tokens. The digest never fails a request: when the store
-/// cannot number the messages, or nothing left, there is none. `raws`, `fps` and `infos` are
-/// the request's messages, their fingerprints and facts.
+/// pointer; returns its estimated tokens. With a bank (`learn`), the cut's memories are written
+/// to it from the same entries, whatever the digest's budget. Neither ever fails a request:
+/// when the store cannot number the messages, or nothing left, there is no digest and no
+/// memory; a bank that fails is passed over. `raws`, `fps` and `infos` are the request's
+/// messages, their fingerprints and facts.
 pub(super) fn add_digest<S: Store>(
-    config: &Config,
-    store: &mut S,
+    (config, store, learn): (&Config, &mut S, Option<Learn>),
     cut: &mut Cut,
     (raws, fps, infos): (&[&str], &[Fp], &[&MsgInfo]),
     adapter: &dyn WireFormat,
     trim_at: u32,
 ) -> u64 {
     let budget = reserve(config, trim_at);
-    if cut.pointer_at.is_none() || budget == 0 {
+    if cut.pointer_at.is_none() || (budget == 0 && learn.is_none()) {
         return 0;
     }
     let Ok(numbers) = store.message_numbers(&fps[..cut.covered]) else {
@@ -56,6 +67,15 @@ pub(super) fn add_digest<S: Store>(
             })
         })
         .collect();
+    if let Some(l) = learn {
+        // A bank that cannot be written only means nothing learnt from this cut.
+        let _ = l
+            .bank
+            .remember(CUT_KIND, &cut_memories(&entries, l.session), l.now_ms);
+    }
+    if budget == 0 {
+        return 0;
+    }
     let digest = build(&entries, budget, config.digest_parts);
     if digest.is_empty() {
         return 0;

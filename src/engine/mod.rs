@@ -75,8 +75,9 @@ pub struct Engine<S: Store> {
     /// Fail-opens the store could not record.
     unrecorded_fail_opens: u64,
     cache: output::Cache,
-    /// The memory bank consulted on trim, when recall is on.
-    recall: Option<Box<dyn Recall>>,
+    /// The memory bank cuts write to and, when recall is on, consult; with the session its
+    /// memories are attributed to.
+    recall: Option<(Box<dyn Recall>, String)>,
 }
 
 impl<S: Store> Engine<S> {
@@ -121,9 +122,11 @@ impl<S: Store> Engine<S> {
         &mut self.store
     }
 
-    /// Sets the memory bank consulted on trim (used when `compaction_recall` is on).
-    pub fn set_recall(&mut self, recall: Box<dyn Recall>) {
-        self.recall = Some(recall);
+    /// Sets the memory bank of this engine's session `session`: every cut writes its memories
+    /// there (see [`crate::memory::from_cut`]), and when `compaction_recall` is on a cut recalls
+    /// the memories of other sessions relevant to the last user turn.
+    pub fn set_recall(&mut self, recall: Box<dyn Recall>, session: &str) {
+        self.recall = Some((recall, session.to_string()));
     }
 
     /// Asks for a trim on the next request, whatever its size.
@@ -267,9 +270,13 @@ impl<S: Store> Engine<S> {
                     let seq = self.cuts.last().map_or(1, |c| c.seq + 1);
                     let mut cut = p.into_cut(seq, &fps, self.manual_pending);
                     cut.cache_cold = cold && !self.manual_pending;
+                    let learn = self.recall.as_mut().map(|(bank, session)| digest::Learn {
+                        bank: bank.as_mut(),
+                        session,
+                        now_ms: opts.now_ms,
+                    });
                     out_tokens += digest::add_digest(
-                        &self.config,
-                        &mut self.store,
+                        (&self.config, &mut self.store, learn),
                         &mut cut,
                         (raws, &fps, &infos),
                         adapter,
@@ -464,15 +471,17 @@ impl Outcome {
 }
 
 /// Appends the recall block to a new cut's pointer; returns its estimated tokens. A bank that
-/// fails or has nothing adds nothing: recall never fails a request.
+/// fails or has nothing adds nothing: recall never fails a request. The session's own memories
+/// are left out: what it taught the bank is in its digest, its request or its store.
 fn add_recall(
     config: &Config,
-    recall: &mut Option<Box<dyn Recall>>,
+    recall: &mut Option<(Box<dyn Recall>, String)>,
     cut: &mut Cut,
     raws: &[&str],
     adapter: &dyn crate::format::WireFormat,
 ) -> u64 {
-    let (true, Some(bank), Some(at)) = (config.compaction_recall, recall.as_mut(), cut.pointer_at)
+    let (true, Some((bank, session)), Some(at)) =
+        (config.compaction_recall, recall.as_mut(), cut.pointer_at)
     else {
         return 0;
     };
@@ -481,7 +490,8 @@ fn add_recall(
         .and_then(|v| adapter.view(&v, at).ok())
         .map(|m| m.plain_text())
         .unwrap_or_default();
-    let block = recall_block(&bank.recall(&query, MAX_MEMORIES).unwrap_or_default());
+    let found = bank.recall_elsewhere(&query, MAX_MEMORIES, session);
+    let block = recall_block(&found.unwrap_or_default());
     if block.is_empty() {
         return 0;
     }

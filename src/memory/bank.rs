@@ -2,11 +2,13 @@
 //! It answers three questions: how well is a turn already covered by memories
 //! (`memory_coverage`, the largest cosine against the nearest memories), which memories matter
 //! for a query (recall on trim, by full text so it runs synchronously on the request path), and
-//! it records compaction episodes and distilled turns.
+//! it records compaction episodes, distilled turns and what cuts teach it
+//! ([`crate::memory::from_cut`]).
 
 use crate::error::{Error, Result};
 use crate::fingerprint::content_id;
-use crate::memory::recall::Recall;
+use crate::memory::from_cut::file_subject;
+use crate::memory::recall::{Memory, Recall};
 use crate::store::vectors::{cosine, from_bytes, to_bytes, DIM};
 use crate::store::{bm25, index_terms, match_expr, scalar, transaction, Sql, SqlValue};
 
@@ -56,7 +58,7 @@ impl<S: Sql> Bank<S> {
         Ok(Bank { db })
     }
 
-    /// Adds a memory (`kind`: episode, distilled, note); `None` when the same text is already there.
+    /// Adds a memory (`kind`: episode, distilled, note, cut); `None` when the same text is already there.
     pub fn add(
         &mut self,
         kind: &str,
@@ -160,21 +162,64 @@ pub fn episode_text(session: &str, before: u64, after: u64, removed_messages: us
     format!("Compaction of session {session}: {before}→{after} tokens, {pct}% dropped ({removed_messages} messages trimmed).")
 }
 
-impl<S: Sql> Recall for Bank<S> {
-    fn recall(&mut self, query: &str, limit: usize) -> Result<Vec<String>> {
+impl<S: Sql> Bank<S> {
+    /// The memories matching `query` by full text, best first, leaving out episodes and, when
+    /// `session` is given, the memories whose source is that session (`<session>` or
+    /// `<session> #N …`).
+    fn search(&mut self, query: &str, limit: usize, session: Option<&str>) -> Result<Vec<String>> {
         let Some(expr) = match_expr(query) else {
             return Ok(Vec::new());
         };
-        let rows = self.db.query(
+        let mut sql = String::from(
             "SELECT m.text, matchinfo(memories_fts, 'pcnalx') FROM memories_fts JOIN memories m ON m.id = memories_fts.docid \
-             WHERE memories_fts MATCH ? AND m.kind != 'episode' LIMIT 2000",
-            &[expr.into()],
-        )?;
+             WHERE memories_fts MATCH ? AND m.kind != 'episode'",
+        );
+        let mut params: Vec<SqlValue> = vec![expr.into()];
+        if let Some(s) = session {
+            let prefix = format!("{s} ");
+            sql.push_str(
+                " AND (m.source IS NULL OR (m.source != ? AND substr(m.source, 1, CAST(? AS INTEGER)) != ?))",
+            );
+            params.push(s.into());
+            params.push(SqlValue::Int(prefix.chars().count() as i64));
+            params.push(prefix.as_str().into());
+        }
+        sql.push_str(" LIMIT 2000");
+        let rows = self.db.query(&sql, &params)?;
         let mut scored: Vec<(f64, String)> = rows
             .into_iter()
             .map(|r| (bm25(r[1].as_bytes(), &[1.0, 0.4]), r[0].as_text()))
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        // One memory per file and task: a later cut that edited a file it had read wrote a
+        // second memory of it; the best ranked one stands for both.
+        let mut subjects = std::collections::HashSet::new();
+        scored.retain(|(_, t)| file_subject(t).is_none_or(|s| subjects.insert(s.to_string())));
         Ok(scored.into_iter().take(limit).map(|(_, t)| t).collect())
+    }
+}
+
+impl<S: Sql> Recall for Bank<S> {
+    fn recall(&mut self, query: &str, limit: usize) -> Result<Vec<String>> {
+        self.search(query, limit, None)
+    }
+
+    fn recall_elsewhere(
+        &mut self,
+        query: &str,
+        limit: usize,
+        session: &str,
+    ) -> Result<Vec<String>> {
+        self.search(query, limit, Some(session))
+    }
+
+    fn remember(&mut self, kind: &str, memories: &[Memory], now_ms: u64) -> Result<usize> {
+        let mut added = 0;
+        for m in memories {
+            if self.add(kind, &m.text, &m.source, now_ms)?.is_some() {
+                added += 1;
+            }
+        }
+        Ok(added)
     }
 }

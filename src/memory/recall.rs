@@ -5,16 +5,37 @@
 //! fenced and its contents cannot close it.
 
 use crate::error::Result;
+pub use crate::memory::from_cut::Memory;
 
 /// Most memories in one recall block.
 pub const MAX_MEMORIES: usize = 5;
 /// Longest memory text shown, in bytes.
 const MAX_MEMORY_BYTES: usize = 600;
 
-/// A source of memories (a memory bank).
+/// A source of memories (a memory bank), which cuts also teach.
 pub trait Recall {
     /// Up to `limit` memories relevant to `query`, best first.
     fn recall(&mut self, query: &str, limit: usize) -> Result<Vec<String>>;
+
+    /// Like [`Recall::recall`], leaving out the memories of session `session` (those whose
+    /// `source` names it): what a session taught the bank is already in its own request, its
+    /// digest or its store, so recalling it would only repeat it. The default, for a source
+    /// that keeps no sessions, is [`Recall::recall`].
+    fn recall_elsewhere(
+        &mut self,
+        query: &str,
+        limit: usize,
+        session: &str,
+    ) -> Result<Vec<String>> {
+        let _ = session;
+        self.recall(query, limit)
+    }
+
+    /// Writes memories of `kind`; returns how many were new (the rest were already there).
+    fn remember(&mut self, kind: &str, memories: &[Memory], now_ms: u64) -> Result<usize> {
+        let _ = (kind, memories, now_ms);
+        Ok(0)
+    }
 }
 
 /// The recall block for some memories; empty when there are none.

@@ -64,6 +64,8 @@ pub fn resolve_config(
 #[wasm_bindgen]
 pub struct Engine {
     inner: CoreEngine<SqlStore<JsSql>>,
+    /// The session id, which the memories its cuts write to a bank are attributed to.
+    session: String,
 }
 
 #[cfg(feature = "engine-api")]
@@ -79,7 +81,10 @@ impl Engine {
         let config = convert::config(options)?;
         let store = open(JsSql(sqlite)).map_err(error)?;
         let inner = CoreEngine::open(store, config).map_err(error)?;
-        Ok(Engine { inner })
+        Ok(Engine {
+            inner,
+            session: session_id.to_string(),
+        })
     }
 }
 
@@ -198,11 +203,12 @@ impl Engine {
         Ok(())
     }
 
-    /// Uses the memory bank on this SQLite connection for recall on trim.
+    /// Uses the memory bank on this SQLite connection: every cut writes its memories there,
+    /// and recall on trim reads the other sessions' memories from it.
     #[wasm_bindgen(js_name = attachBank)]
     pub fn attach_bank(&mut self, sqlite: SqliteHost) -> Result<()> {
         let bank = crate::memory::bank::Bank::open(JsSql(sqlite)).map_err(error)?;
-        self.inner.set_recall(Box::new(bank));
+        self.inner.set_recall(Box::new(bank), &self.session);
         Ok(())
     }
 
