@@ -266,6 +266,22 @@ echo hi > out/c.txt\ncat <<'EOF' > d.md\nnot/a/path.py inside the heredoc\nEOF"}
             ("d.md".to_string(), TouchKind::Written),
         ]
     );
+    // sed addresses, directories and one-segment words are not files
+    let sed = msg(
+        Role::Assistant,
+        vec![Block::ToolCall {
+            id: "2".into(),
+            name: "bash".into(),
+            arguments: json!({"command": "sed -n '1341s/)/x/;75s/' a/b.py; grep -rn /def tests/; ls src/lib"})
+                .to_string(),
+        }],
+    );
+    let e2 = [Entry {
+        message: &sed,
+        ..e[0]
+    }];
+    let paths: Vec<String> = files_touched(&e2).into_iter().map(|t| t.path).collect();
+    assert_eq!(paths, ["a/b.py", "src/lib"]);
     assert_eq!(short_args(r#"{"command":"ls  -la\n /tmp"}"#), "ls -la /tmp");
     assert_eq!(
         short_args(r#"{"filePath":"a/b.rs","offset":10,"limit":20}"#),

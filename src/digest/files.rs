@@ -228,10 +228,20 @@ fn path_word(word: &str) -> Option<String> {
     {
         return None;
     }
+    // a sed address or command (`75s/`, `1,20p`, `12s/a/b/`), and a directory (`tests/`)
+    let after_address = w.trim_start_matches(|c: char| c.is_ascii_digit() || c == ',');
+    if w.ends_with('/')
+        || (after_address.len() < w.len()
+            && after_address.starts_with(|c: char| matches!(c, 's' | 'y' | 'p' | 'd' | '/')))
+    {
+        return None;
+    }
     let has_ext = w
         .rsplit_once('.')
         .is_some_and(|(stem, ext)| !stem.is_empty() && EXTENSIONS.contains(&ext));
-    let slashy = w.contains('/') && w.chars().any(|c| c.is_ascii_alphabetic());
+    // without an extension, a path joins two segments (`/def` is a sed address, not a file)
+    let slashy = w.split('/').filter(|s| !s.is_empty()).count() >= 2
+        && w.chars().any(|c| c.is_ascii_alphabetic());
     (has_ext || slashy).then(|| w.to_string())
 }
 
