@@ -231,8 +231,7 @@ fn path_word(word: &str) -> Option<String> {
     // a sed address or command (`75s/`, `1,20p`, `12s/a/b/`), and a directory (`tests/`)
     let after_address = w.trim_start_matches(|c: char| c.is_ascii_digit() || c == ',');
     if w.ends_with('/')
-        || (after_address.len() < w.len()
-            && after_address.starts_with(|c: char| matches!(c, 's' | 'y' | 'p' | 'd' | '/')))
+        || (after_address.len() < w.len() && after_address.starts_with(['s', 'y', 'p', 'd', '/']))
     {
         return None;
     }
