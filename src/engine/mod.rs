@@ -6,6 +6,7 @@ mod output;
 mod read;
 mod restore;
 mod status;
+mod supersede;
 mod tools;
 
 use std::collections::HashMap;
@@ -260,6 +261,14 @@ impl<S: Store> Engine<S> {
                     let seq = self.cuts.last().map_or(1, |c| c.seq + 1);
                     let mut cut = p.into_cut(seq, &fps, self.manual_pending);
                     cut.cache_cold = cold && !self.manual_pending;
+                    out_tokens -= supersede::add_supersession(
+                        &self.config,
+                        &mut self.store,
+                        &mut cut,
+                        (raws, &fps, &infos),
+                        adapter,
+                    )
+                    .min(out_tokens);
                     out_tokens += digest::add_digest(
                         &self.config,
                         &mut self.store,
@@ -326,6 +335,8 @@ impl<S: Store> Engine<S> {
             cut: cut_seq,
             removed_messages: cut.map_or(0, |c| c.removed_messages),
             digest_tokens: cut.map_or(0, |c| c.digest_tokens),
+            superseded_messages: cut.map_or(0, Cut::superseded_messages),
+            superseded_tokens: cut.map_or(0, Cut::superseded_tokens),
             cache_cold: new_cut.as_ref().is_some_and(|c| c.cache_cold),
             warnings: self.config.warnings.clone(),
             notice: self
