@@ -249,26 +249,29 @@ impl<S: Store> Engine<S> {
                 digest_tokens: digest::reserve(&self.config, plan_at),
             };
             if let Some(p) = plan(&infos, &params) {
+                let planned_after = p.after_tokens;
+                let seq = self.cuts.last().map_or(1, |c| c.seq + 1);
+                let mut cut = p.into_cut(seq, &fps, self.manual_pending);
+                // What the cut sends superseded counts towards what it frees, as the cut in
+                // force counts it in the request's size.
+                let saved = supersede::add_supersession(
+                    &self.config,
+                    &mut self.store,
+                    &mut cut,
+                    (raws, &fps, &infos),
+                    adapter,
+                );
+                let after = planned_after.saturating_sub(saved);
                 // Loop guard: a trim that cannot reach the threshold and frees little is not
                 // worth a cache miss; the request goes out as it is, over the limit. A
                 // cache-cold cut costs no cache hit but must still free something worth it.
-                let frees = out_tokens.saturating_sub(p.after_tokens);
+                let frees = out_tokens.saturating_sub(after);
                 let worth = self.manual_pending
-                    || (over && p.after_tokens <= u64::from(trim_at))
+                    || (over && after <= u64::from(trim_at))
                     || frees >= min_free;
                 if frees > 0 && worth {
-                    out_tokens = p.after_tokens;
-                    let seq = self.cuts.last().map_or(1, |c| c.seq + 1);
-                    let mut cut = p.into_cut(seq, &fps, self.manual_pending);
+                    out_tokens = after;
                     cut.cache_cold = cold && !self.manual_pending;
-                    out_tokens -= supersede::add_supersession(
-                        &self.config,
-                        &mut self.store,
-                        &mut cut,
-                        (raws, &fps, &infos),
-                        adapter,
-                    )
-                    .min(out_tokens);
                     out_tokens += digest::add_digest(
                         &self.config,
                         &mut self.store,
