@@ -260,6 +260,7 @@ impl<S: Store> Engine<S> {
                     &mut cut,
                     (raws, &fps, &infos),
                     adapter,
+                    opts.overhead_tokens,
                 );
                 let after = planned_after.saturating_sub(saved);
                 // Loop guard: a trim that cannot reach the threshold and frees little is not

@@ -14,13 +14,16 @@ use crate::trim::{supersede, Cut, Seen};
 /// Records in a new cut the kept results that later kept results supersede; returns the
 /// estimated tokens that saves. Never fails a request: when supersession is off, the store
 /// cannot number the messages or a message cannot be read, nothing is superseded. `raws`, `fps`
-/// and `infos` are the request's messages, their fingerprints and facts.
+/// and `infos` are the request's messages, their fingerprints and facts; `overhead_tokens` the
+/// request's tokens outside them (the cut's stable prefix ends at its first superseded result
+/// when that comes before every other change).
 pub(super) fn add_supersession<S: Store>(
     config: &Config,
     store: &mut S,
     cut: &mut Cut,
     (raws, fps, infos): (&[&str], &[Fp], &[&MsgInfo]),
     adapter: &dyn WireFormat,
+    overhead_tokens: u32,
 ) -> u64 {
     let n = cut.covered;
     if !config.supersede || n == 0 {
@@ -73,5 +76,13 @@ pub(super) fn add_supersession<S: Store>(
         })
         .collect();
     cut.superseded = supersede(&seen);
+    if let Some(first) = cut.superseded.first() {
+        let prefix: u64 = infos[..first.at]
+            .iter()
+            .map(|m| u64::from(m.sent_tokens))
+            .sum::<u64>()
+            + u64::from(overhead_tokens);
+        cut.stable_prefix_tokens = cut.stable_prefix_tokens.min(prefix);
+    }
     cut.superseded_tokens()
 }

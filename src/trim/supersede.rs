@@ -202,8 +202,17 @@ fn normalise(arguments: &str) -> String {
         }
     }
     match serde_json::from_str::<Value>(arguments) {
-        Ok(v) => sorted(&v).to_string(),
+        Ok(v) => sorted(&unwrapped(v)).to_string(),
         Err(_) => arguments.trim().to_string(),
+    }
+}
+
+/// The arguments themselves when the Responses API's canonical reading kept them as the JSON
+/// text they were sent as (`{"arguments": "{…}"}`).
+fn unwrapped(v: Value) -> Value {
+    match v.as_object().map(|o| (o.len(), o.get("arguments"))) {
+        Some((1, Some(Value::String(inner)))) => serde_json::from_str(inner).unwrap_or(v),
+        _ => v,
     }
 }
 
@@ -212,25 +221,16 @@ const PATH_KEYS: [&str; 3] = ["filePath", "file_path", "path"];
 
 /// The file a call reads, and which part (`None`: all of it), when it is a file read.
 pub fn file_read(tool: &str, arguments: &str) -> Option<(String, Option<String>)> {
-    let mut v: Value = serde_json::from_str(arguments).ok()?;
-    // The Responses API's canonical reading keeps a function call's arguments as the JSON text
-    // it was sent as: `{"arguments": "{…}"}`.
-    if let Some(Value::String(inner)) = v
-        .get("arguments")
-        .filter(|_| v.as_object().is_some_and(|o| o.len() == 1))
-    {
-        v = serde_json::from_str(inner).ok()?;
-    }
+    let v = unwrapped(serde_json::from_str(arguments).ok()?);
     let arguments = &v.to_string();
     let obj = v.as_object()?;
     let lower = tool.to_ascii_lowercase();
     let part = if matches!(lower.as_str(), "read" | "read_file" | "view" | "cat") {
-        let rest: Vec<String> = obj
+        let mut rest: Vec<String> = obj
             .iter()
             .filter(|(k, v)| !PATH_KEYS.contains(&k.as_str()) && !v.is_null())
             .map(|(k, v)| format!("{k}={}", normalise(&v.to_string())))
             .collect();
-        let mut rest = rest;
         rest.sort();
         (!rest.is_empty()).then(|| rest.join(" "))
     } else {
@@ -244,7 +244,7 @@ pub fn file_read(tool: &str, arguments: &str) -> Option<(String, Option<String>)
     Some((path.trim_start_matches("./").to_string(), part))
 }
 
-/// Shell readers of one file, and whether the command alone reads all of it.
+/// Shell commands that print (a part of) one file.
 const SHELL_READERS: [&str; 5] = ["cat", "head", "tail", "sed", "nl"];
 
 /// The part of a file a simple shell read shows (`None` inside: the whole file), or `None` when
@@ -333,5 +333,9 @@ mod tests {
             normalise(r#"{ "a": {"c":3,"d":2}, "b": 1 }"#)
         );
         assert_ne!(normalise(r#"{"a":1}"#), normalise(r#"{"a":2}"#));
+        assert_eq!(
+            normalise(r#"{"arguments":"{\"b\":1,\"a\":2}"}"#),
+            normalise(r#"{"a":2,"b":1}"#)
+        );
     }
 }
