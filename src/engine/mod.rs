@@ -249,11 +249,20 @@ impl<S: Store> Engine<S> {
                 digest_tokens: digest::reserve(&self.config, plan_at),
             };
             if let Some(p) = plan(&infos, &params) {
+                // Loop guard: a trim that cannot reach the threshold and frees little is not
+                // worth a cache miss; the request goes out as it is, over the limit. A
+                // cache-cold cut costs no cache hit but must still free something worth it.
+                let manual = self.manual_pending;
+                let worth = |after: u64| {
+                    let frees = out_tokens.saturating_sub(after);
+                    frees > 0
+                        && (manual || (over && after <= u64::from(trim_at)) || frees >= min_free)
+                };
                 let planned_after = p.after_tokens;
                 let seq = self.cuts.last().map_or(1, |c| c.seq + 1);
-                let mut cut = p.into_cut(seq, &fps, self.manual_pending);
-                // What the cut sends superseded counts towards what it frees, as the cut in
-                // force counts it in the request's size.
+                let mut cut = p.into_cut(seq, &fps, manual);
+                // What the new cut supersedes counts towards what it frees, as the size of the
+                // request under the cut in force counts what that one supersedes.
                 let saved = supersede::add_supersession(
                     &self.config,
                     &mut self.store,
@@ -263,14 +272,7 @@ impl<S: Store> Engine<S> {
                     opts.overhead_tokens,
                 );
                 let after = planned_after.saturating_sub(saved);
-                // Loop guard: a trim that cannot reach the threshold and frees little is not
-                // worth a cache miss; the request goes out as it is, over the limit. A
-                // cache-cold cut costs no cache hit but must still free something worth it.
-                let frees = out_tokens.saturating_sub(after);
-                let worth = self.manual_pending
-                    || (over && after <= u64::from(trim_at))
-                    || frees >= min_free;
-                if frees > 0 && worth {
+                if worth(after) {
                     out_tokens = after;
                     cut.cache_cold = cold && !self.manual_pending;
                     out_tokens += digest::add_digest(
