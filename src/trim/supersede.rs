@@ -326,6 +326,129 @@ mod tests {
         }
     }
 
+    /// A call and its result as two messages.
+    fn exchange(id: &str, tool: &str, args: &str, out: &str, is_error: bool) -> [Message; 2] {
+        let m = |role, block| Message {
+            role,
+            blocks: vec![block],
+            synthetic: false,
+        };
+        [
+            m(
+                crate::message::Role::Assistant,
+                Block::ToolCall {
+                    id: id.into(),
+                    name: tool.into(),
+                    arguments: args.into(),
+                },
+            ),
+            m(
+                crate::message::Role::Tool,
+                Block::ToolResult {
+                    call_id: id.into(),
+                    name: None,
+                    text: out.into(),
+                    is_error,
+                },
+            ),
+        ]
+    }
+
+    /// The call ids superseded in a history of exchanges (all kept; `compressed` ids sent
+    /// compressed; the last exchange frozen as the engine freezes it).
+    fn superseded(calls: &[(&str, &str, &str, &str, bool)], compressed: &[&str]) -> Vec<String> {
+        let messages: Vec<Message> = calls
+            .iter()
+            .flat_map(|(id, tool, args, out, err)| exchange(id, tool, args, out, *err))
+            .collect();
+        let compressed: Vec<Vec<String>> = messages
+            .iter()
+            .map(|m| {
+                m.result_ids()
+                    .filter(|id| compressed.contains(id))
+                    .map(str::to_string)
+                    .collect()
+            })
+            .collect();
+        let n = messages.len();
+        let seen: Vec<Seen> = messages
+            .iter()
+            .enumerate()
+            .map(|(i, message)| Seen {
+                number: i as u64 + 1,
+                kept: true,
+                frozen: i + 2 >= n,
+                message,
+                compressed: &compressed[i],
+            })
+            .collect();
+        supersede(&seen).into_iter().map(|s| s.call_id).collect()
+    }
+
+    #[test]
+    fn which_later_results_supersede() {
+        let body = "line of the file\n".repeat(60);
+        let other = "another line\n".repeat(60);
+        let last = ("z", "bash", r#"{"command":"ls"}"#, "a b", false);
+        let cat = r#"{"command":"cat src/a.py"}"#;
+        let sed = r#"{"command":"sed -n '1,20p' src/a.py"}"#;
+        // A whole `cat` supersedes an earlier partial `sed`, not the other way round.
+        let got = superseded(
+            &[
+                ("s1", "bash", sed, &body, false),
+                ("c1", "bash", cat, &body, false),
+                ("s2", "bash", sed, &other, false),
+                last,
+            ],
+            &[],
+        );
+        assert_eq!(got, ["s1"]);
+        // The same call with another output is no reread unless it reads a file.
+        let pytest = r#"{"command":"pytest"}"#;
+        let got = superseded(
+            &[
+                ("t1", "bash", pytest, &body, false),
+                ("t2", "bash", pytest, &other, false),
+                last,
+            ],
+            &[],
+        );
+        assert!(got.is_empty(), "{got:?}");
+        // An error, or a compressed result for a whole one, supersedes nothing; a compressed
+        // result is superseded by a whole one.
+        let read = r#"{"filePath":"src/a.py"}"#;
+        let history = |err| {
+            [
+                ("r1", "read", read, body.as_str(), false),
+                ("r2", "read", read, other.as_str(), err),
+                ("r3", "read", read, body.as_str(), false),
+                last,
+            ]
+        };
+        assert_eq!(superseded(&history(false), &[]), ["r1", "r2"]);
+        assert_eq!(superseded(&history(true), &["r3"]), [] as [&str; 0]);
+        let got = superseded(
+            &[
+                ("r1", "read", read, &body, false),
+                ("r2", "read", read, &other, false),
+                last,
+            ],
+            &["r1"],
+        );
+        assert_eq!(got, ["r1"]);
+        // A reference longer than the result is not worth it; the last exchange stays.
+        let got = superseded(
+            &[
+                ("r1", "read", read, "x", false),
+                ("r2", "read", read, "y", false),
+                ("r3", "read", read, &body, false),
+                ("r4", "read", read, &body, false),
+            ],
+            &[],
+        );
+        assert_eq!(got, ["r3"]);
+    }
+
     #[test]
     fn arguments_are_compared_normalised() {
         assert_eq!(
