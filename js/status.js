@@ -2,6 +2,12 @@
 
 const k = (n) => (n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n ?? 0));
 
+// `, 3 results superseded ≈1.2k tokens` when the trim sent results as references to later ones.
+const superseded = (t) =>
+  t.superseded_messages
+    ? `, ${t.superseded_messages} superseded result${t.superseded_messages === 1 ? "" : "s"} ≈${k(t.superseded_tokens)} tokens`
+    : "";
+
 export function statusText(s) {
   const lines = [`smarter-compact ${s.version ?? ""} · session ${s.session_id}`.trim()];
   const st = s.store ?? {};
@@ -35,7 +41,7 @@ export function statusText(s) {
       `requests: ${u.requests}; tokens sent ${k(u.after_tokens)} of ${k(u.before_tokens)} received (${saved}% less); prefix reused on ${u.prefix_reused} requests; over the limit ${u.over_limit}`,
     );
     const last = s.last_trim
-      ? ` (last: #${s.last_trim.seq}, ${s.last_trim.removed_messages} messages ≈${k(s.last_trim.removed_tokens)} tokens${s.last_trim.manual ? ", manual" : ""})`
+      ? ` (last: #${s.last_trim.seq}, ${s.last_trim.removed_messages} messages ≈${k(s.last_trim.removed_tokens)} tokens${s.last_trim.manual ? ", manual" : ""}${superseded(s.last_trim)})`
       : "";
     lines.push(
       `messages stored: ${s.messages}; trims: ${s.trims}${last}; compressed outputs: ${u.compressed}`,

@@ -78,6 +78,20 @@ pub struct Message {
     pub synthetic: bool,
 }
 
+/// A call's arguments as the tool got them: the JSON text inside when the Responses API's
+/// canonical reading kept them wrapped as `{"arguments": "{…}"}`, else as they are.
+pub fn call_arguments(arguments: &str) -> std::borrow::Cow<'_, str> {
+    use serde_json::Value;
+    if let Ok(Value::Object(o)) = serde_json::from_str::<Value>(arguments) {
+        if let (1, Some(Value::String(inner))) = (o.len(), o.get("arguments")) {
+            if serde_json::from_str::<Value>(inner).is_ok() {
+                return std::borrow::Cow::Owned(inner.clone());
+            }
+        }
+    }
+    std::borrow::Cow::Borrowed(arguments)
+}
+
 impl Message {
     /// Ids of the tool calls this message makes.
     pub fn call_ids(&self) -> impl Iterator<Item = &str> {

@@ -11,7 +11,8 @@ use std::sync::Arc;
 /// One surgical edit of a message.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Edit {
-    /// The tool result answering `call_id` is replaced by `text` (head/tail compression).
+    /// The tool result answering `call_id` is replaced by `text`: its head/tail compression, or
+    /// the reference to a later result that supersedes it.
     Compress {
         /// The call the result answers.
         call_id: String,

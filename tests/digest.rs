@@ -282,6 +282,25 @@ echo hi > out/c.txt\ncat <<'EOF' > d.md\nnot/a/path.py inside the heredoc\nEOF"}
     }];
     let paths: Vec<String> = files_touched(&e2).into_iter().map(|t| t.path).collect();
     assert_eq!(paths, ["a/b.py", "src/lib"]);
+    // Responses/Codex calls reach the digest wrapped as {"arguments": "<json text>"}
+    let wrapped = msg(
+        Role::Assistant,
+        vec![Block::ToolCall {
+            id: "3".into(),
+            name: "shell".into(),
+            arguments: json!({"arguments": json!({"command": "cat src/x.py"}).to_string()})
+                .to_string(),
+        }],
+    );
+    let e3 = [Entry {
+        message: &wrapped,
+        ..e[0]
+    }];
+    assert_eq!(files_touched(&e3)[0].path, "src/x.py");
+    assert_eq!(
+        smarter_compact::digest::exchanges(&e3)[0].args,
+        "cat src/x.py"
+    );
     assert_eq!(short_args(r#"{"command":"ls  -la\n /tmp"}"#), "ls -la /tmp");
     assert_eq!(
         short_args(r#"{"filePath":"a/b.rs","offset":10,"limit":20}"#),

@@ -40,7 +40,7 @@ fn every_fuzz_target_has_a_regressions_folder() {
     names.sort();
     assert_eq!(
         names,
-        ["adapters", "compression", "planner"],
+        ["adapters", "compression", "digest", "failures", "planner"],
         "each target below has a test here"
     );
     for name in names {
@@ -71,6 +71,51 @@ fn compression_regressions() {
     inputs("compression")
         .iter()
         .for_each(|d| fuzz_checks::compression(d));
+}
+
+#[test]
+fn digest_regressions() {
+    for seed in [
+        &b""[..],
+        &[200, 0xff, 0x80, b'x'],
+        &[1, 0x0f, 0x00, b'a', 0xff, 0x02],
+    ] {
+        fuzz_checks::digest(seed);
+    }
+    let saved = inputs("digest");
+    assert!(
+        !saved.is_empty(),
+        "fuzz/regressions/digest holds the seed session"
+    );
+    for d in &saved {
+        fuzz_checks::digest(d);
+    }
+    // The seed session reaches every part of the digest.
+    let d = fuzz_checks::digest(&saved[0]);
+    for part in [
+        "User turns",
+        "Todo list",
+        "Files touched",
+        "Trimmed tool calls",
+    ] {
+        assert!(d.contains(part), "{part}: {d}");
+    }
+}
+
+#[test]
+fn failures_regressions() {
+    fuzz_checks::failures(&[0, b'e', b'r', b'r', b'o', b'r', b'\n', 0xff]);
+    let saved = inputs("failures");
+    assert!(
+        !saved.is_empty(),
+        "fuzz/regressions/failures holds the seed log"
+    );
+    for d in &saved {
+        fuzz_checks::failures(d);
+    }
+    // The seed cargo log: its failing lines are kept with their numbers, its passing summaries
+    // (`0 failed`, `0 errors`) are not.
+    assert_eq!(fuzz_checks::failures(&saved[0]), [101, 201, 251]);
 }
 
 #[test]

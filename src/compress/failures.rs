@@ -24,10 +24,16 @@ const EXIT_PHRASES: [&str; 4] = [
 ];
 
 /// Whether `line` looks like a failure: an error, exception, traceback, failed test, panic,
-/// fatal error or assertion, or a non-zero exit status.
+/// fatal error or assertion, or a non-zero exit status. A marker word counting zero (`0 failed`,
+/// `0 errors`, `failed: 0`, `errors=0`) is a passing summary, not a failure.
 pub fn looks_like_failure(line: &str) -> bool {
     let lower = line.to_ascii_lowercase();
-    if MARKERS.iter().any(|m| lower.contains(m)) {
+    let marked = MARKERS.iter().any(|m| {
+        lower
+            .match_indices(m)
+            .any(|(at, _)| !counts_zero(&lower, at, at + m.len()))
+    });
+    if marked {
         return true;
     }
     EXIT_PHRASES.iter().any(|p| {
@@ -44,6 +50,30 @@ pub fn looks_like_failure(line: &str) -> bool {
             !digits.trim_start_matches(['0', '-']).is_empty()
         })
     })
+}
+
+/// Whether the word around `lower[start..end]` is a zero count: `0` just before it (`0 failed`)
+/// or just after it, alone or after `:` or `=` (`failed: 0`, `errors=0`).
+fn counts_zero(lower: &str, start: usize, end: usize) -> bool {
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let start = lower[..start].trim_end_matches(is_word).len();
+    let end = lower.len() - lower[end..].trim_start_matches(is_word).len();
+    // `0 failed`: a number of zeros, not part of a longer number or word, then spaces.
+    let before = lower[..start].trim_end_matches(' ');
+    let zeros = before.trim_end_matches('0');
+    let zero_before = before.len() > zeros.len()
+        && before.len() < start
+        && !zeros.ends_with(|c: char| is_word(c) || c == '.' || c == '-');
+    // `failed: 0`, `errors=0`: zeros, not followed by another digit or a decimal part.
+    let after = lower[end..].trim_start_matches(' ');
+    let after = after
+        .strip_prefix([':', '='])
+        .unwrap_or(after)
+        .trim_start_matches(' ');
+    let rest = after.trim_start_matches('0');
+    let zero_after =
+        rest.len() < after.len() && !rest.starts_with(|c: char| is_word(c) || c == '.');
+    zero_before || zero_after
 }
 
 #[cfg(test)]
@@ -65,6 +95,12 @@ mod tests {
             "command returned non-zero exit status 1",
             "Segmentation fault (core dumped)",
             "exit status 127",
+            "test result: FAILED. 39 passed; 1 failed; 0 ignored",
+            "10 failed, 0 errors",
+            "1 error; 0 warnings",
+            "errors: 3",
+            "failed=0.5",
+            "0 passed; 2 failed",
         ] {
             assert!(looks_like_failure(line), "{line:?}");
         }
@@ -77,6 +113,12 @@ mod tests {
             "Compiling serde v1.0.200",
             "Process exited with code 0",
             "exit status 0",
+            "test result: ok. 40 passed; 0 failed; 0 ignored; 0 measured",
+            "Found 0 errors.",
+            "0 errors, 0 warnings",
+            "failed: 0",
+            "errors=0 failures=0",
+            "Tests: 12 passed, 0 failed, 12 total",
             "   Downloaded 3 crates",
             "",
             "é漢𝄞 unicode is fine",

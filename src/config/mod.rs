@@ -59,6 +59,10 @@ pub struct Config {
     pub digest_fraction: f64,
     /// What the digest holds (`CONTEXT_DIGEST_PARTS`: `users,toc,files,todo`).
     pub digest_parts: crate::digest::Parts,
+    /// When a cut is made, kept tool results that a later kept one supersedes (the same call
+    /// with the same output, a file read again) are sent as a reference to it
+    /// (`CONTEXT_SUPERSEDE`, on by default).
+    pub supersede: bool,
     /// What was invalid and replaced by its default.
     pub warnings: Vec<String>,
     /// Where each value that is not the built-in one came from: the key as `config.toml`
@@ -105,6 +109,7 @@ impl Default for Config {
             memory_bank: None,
             digest_fraction: 0.05,
             digest_parts: crate::digest::Parts::ALL,
+            supersede: true,
             warnings: Vec::new(),
             origins: BTreeMap::new(),
         }
@@ -113,7 +118,7 @@ impl Default for Config {
 
 /// Environment variables the engine reads (the host passes them in; the core never reads the
 /// process environment itself).
-pub const ENV_KEYS: [&str; 10] = [
+pub const ENV_KEYS: [&str; 11] = [
     "CONTEXT_TRIM_AT_TOKENS",
     "CONTEXT_TRIM_AT_FRACTION",
     "CONTEXT_TRIM_TO_FRACTION",
@@ -124,6 +129,7 @@ pub const ENV_KEYS: [&str; 10] = [
     "CONTEXT_SUBAGENTS",
     "CONTEXT_DIGEST_FRACTION",
     "CONTEXT_DIGEST_PARTS",
+    "CONTEXT_SUPERSEDE",
 ];
 
 /// One configurable value: its names in each source and how to check it.
@@ -177,6 +183,11 @@ const DIGEST_PARTS: Key = Key {
     env: "CONTEXT_DIGEST_PARTS",
     toml: "digest_parts",
     camel: "digestParts",
+};
+const SUPERSEDE: Key = Key {
+    env: "CONTEXT_SUPERSEDE",
+    toml: "supersede",
+    camel: "supersede",
 };
 const RECALL: Key = Key {
     env: "CONTEXT_COMPACTION_RECALL",
@@ -319,7 +330,11 @@ impl Config {
             c.compaction_recall = on;
             c.origins.insert(RECALL.toml.into(), src);
         }
-        for (key, what) in [(&NOTIFY, "notices"), (&SUBAGENTS, "subagent trimming")] {
+        for (key, what) in [
+            (&NOTIFY, "notices"),
+            (&SUBAGENTS, "subagent trimming"),
+            (&SUPERSEDE, "supersession"),
+        ] {
             for (src, raw) in sources(key) {
                 let Some(on) = parse_switch(&raw) else {
                     c.warn(format!("{src}={raw:?} is not 0 or 1; {what} unchanged"));
@@ -327,6 +342,7 @@ impl Config {
                 };
                 match key.toml {
                     "notify" => c.notify = on,
+                    "supersede" => c.supersede = on,
                     _ => c.subagents = on,
                 }
                 c.origins.insert(key.toml.into(), src);

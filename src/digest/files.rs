@@ -64,7 +64,7 @@ pub fn files_touched(history: &[Entry]) -> Vec<Touch> {
                 name, arguments, ..
             } = b
             {
-                for (path, kind) in touches(name, arguments) {
+                for (path, kind) in touches(name, &crate::message::call_arguments(arguments)) {
                     add(path, kind, e.number);
                 }
             }
@@ -73,8 +73,8 @@ pub fn files_touched(history: &[Entry]) -> Vec<Touch> {
     out
 }
 
-/// The files one call touches.
-fn touches(tool: &str, arguments: &str) -> Vec<(String, TouchKind)> {
+/// The files one call touches, with what it does to each.
+pub(crate) fn touches(tool: &str, arguments: &str) -> Vec<(String, TouchKind)> {
     let v: serde_json::Value = serde_json::from_str(arguments).unwrap_or(serde_json::Value::Null);
     let get = |k: &str| v.get(k).and_then(|s| s.as_str());
     let tool = tool.to_ascii_lowercase();

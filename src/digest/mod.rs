@@ -23,6 +23,7 @@ use crate::facts::CompressedPart;
 use crate::message::{Block, Message};
 use crate::tokens::estimate_text;
 
+pub(crate) use files::touches;
 pub use files::{files_touched, Touch, TouchKind};
 pub use toc::{exchanges, short_args, Exchange};
 

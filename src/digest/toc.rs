@@ -73,7 +73,7 @@ pub fn exchanges(history: &[Entry]) -> Vec<Exchange> {
                 call_at: e.number,
                 result_at: found.map(|r| r.0),
                 tool: name.clone(),
-                args: short_args(arguments),
+                args: short_args(&crate::message::call_arguments(arguments)),
                 result: found.map_or_else(String::new, |&(_, text, err, blob)| {
                     result_summary(text, err, blob)
                 }),

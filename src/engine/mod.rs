@@ -7,6 +7,7 @@ mod read;
 mod regret;
 mod restore;
 mod status;
+mod supersede;
 mod tools;
 
 use std::collections::HashMap;
@@ -261,14 +262,28 @@ impl<S: Store> Engine<S> {
                 // Loop guard: a trim that cannot reach the threshold and frees little is not
                 // worth a cache miss; the request goes out as it is, over the limit. A
                 // cache-cold cut costs no cache hit but must still free something worth it.
-                let frees = out_tokens.saturating_sub(p.after_tokens);
-                let worth = self.manual_pending
-                    || (over && p.after_tokens <= u64::from(trim_at))
-                    || frees >= min_free;
-                if frees > 0 && worth {
-                    out_tokens = p.after_tokens;
-                    let seq = self.cuts.last().map_or(1, |c| c.seq + 1);
-                    let mut cut = p.into_cut(seq, &fps, self.manual_pending);
+                let manual = self.manual_pending;
+                let worth = |after: u64| {
+                    let frees = out_tokens.saturating_sub(after);
+                    frees > 0
+                        && (manual || (over && after <= u64::from(trim_at)) || frees >= min_free)
+                };
+                let planned_after = p.after_tokens;
+                let seq = self.cuts.last().map_or(1, |c| c.seq + 1);
+                let mut cut = p.into_cut(seq, &fps, manual);
+                // What the new cut supersedes counts towards what it frees, as the size of the
+                // request under the cut in force counts what that one supersedes.
+                let saved = supersede::add_supersession(
+                    &self.config,
+                    &mut self.store,
+                    &mut cut,
+                    (raws, &fps, &infos),
+                    adapter,
+                    opts.overhead_tokens,
+                );
+                let after = planned_after.saturating_sub(saved);
+                if worth(after) {
+                    out_tokens = after;
                     cut.cache_cold = cold && !self.manual_pending;
                     let learn = self.recall.as_mut().map(|(bank, session)| digest::Learn {
                         bank: bank.as_mut(),
@@ -340,6 +355,8 @@ impl<S: Store> Engine<S> {
             cut: cut_seq,
             removed_messages: cut.map_or(0, |c| c.removed_messages),
             digest_tokens: cut.map_or(0, |c| c.digest_tokens),
+            superseded_messages: cut.map_or(0, Cut::superseded_messages),
+            superseded_tokens: cut.map_or(0, Cut::superseded_tokens),
             cache_cold: new_cut.as_ref().is_some_and(|c| c.cache_cold),
             warnings: self.config.warnings.clone(),
             notice: self

@@ -1,4 +1,5 @@
-//! Building the rewritten request from the cut and the compression decisions, with caches so a
+//! Building the rewritten request from the cut (pointer, thinking strip, superseded results) and
+//! the compression decisions, with caches so a
 //! message is edited once per process, not once per request.
 
 use std::collections::HashMap;
@@ -14,7 +15,7 @@ use crate::format::WireFormat;
 use crate::message::Block;
 use crate::rewrite::{Edit, Edited, OutPlan};
 use crate::tokens::estimate_text;
-use crate::trim::Cut;
+use crate::trim::{Cut, Superseded};
 
 /// Edited messages already built in this process.
 #[derive(Default)]
@@ -37,7 +38,8 @@ pub(super) fn sent_tokens(infos: &[&MsgInfo], cut: Option<&Cut>) -> u64 {
             } else {
                 0
             };
-            kept + pointer + sum(&infos[c.covered.min(infos.len())..])
+            (kept + pointer + sum(&infos[c.covered.min(infos.len())..]))
+                .saturating_sub(c.superseded_tokens())
         }
     }
 }
@@ -59,17 +61,16 @@ pub(super) fn build(
         }
         let pointer = in_cut.filter(|c| c.pointer_at == Some(i));
         let strip = in_cut.is_some_and(|c| c.strip_thinking.binary_search(&i).is_ok());
+        let superseded: Vec<&Superseded> = in_cut
+            .map(|c| c.superseded.iter().filter(|s| s.at == i).collect())
+            .unwrap_or_default();
+        let by_cut = pointer.is_some() || strip || !superseded.is_empty();
         let compressed = !infos[i].compressed.is_empty();
-        if pointer.is_none() && !strip && !compressed {
+        if !by_cut && !compressed {
             plan.keep(i);
             continue;
         }
-        let key = (
-            in_cut
-                .filter(|_| pointer.is_some() || strip)
-                .map_or(0, |c| c.seq),
-            fps[i],
-        );
+        let key = (in_cut.filter(|_| by_cut).map_or(0, |c| c.seq), fps[i]);
         if let Some(hit) = cache.edited.get(&key) {
             plan.replace(hit.clone());
             continue;
@@ -79,10 +80,20 @@ pub(super) fn build(
         } else {
             (Arc::from(raws[i]), Vec::new())
         };
-        let message = match in_cut.filter(|_| pointer.is_some() || strip) {
+        let message = match in_cut.filter(|_| by_cut) {
             None => base,
             Some(c) => {
                 let mut v = parse(&base, i)?;
+                for s in &superseded {
+                    adapter.set_tool_result_text(&mut v, &s.call_id, &s.text);
+                    edits.retain(
+                        |e| !matches!(e, Edit::Compress { call_id, .. } if *call_id == s.call_id),
+                    );
+                    edits.push(Edit::Compress {
+                        call_id: s.call_id.clone(),
+                        text: s.text.clone(),
+                    });
+                }
                 if strip && adapter.strip_signed_thinking(&mut v) {
                     edits.push(Edit::StripThinking {});
                 }

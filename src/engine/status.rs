@@ -39,6 +39,10 @@ pub struct Stats {
     pub removed_messages: usize,
     /// Estimated tokens of the digest after the pointer of the cut in force (0: none).
     pub digest_tokens: u64,
+    /// Kept messages the cut in force sends with a tool result superseded by a later one.
+    pub superseded_messages: usize,
+    /// Estimated tokens supersession saves under the cut in force.
+    pub superseded_tokens: u64,
     /// The new cut was made early because the prompt cache had gone cold (an idle gap longer
     /// than its lifetime), so it cost no cache hit.
     pub cache_cold: bool,
@@ -94,6 +98,10 @@ pub struct LastTrim {
     pub cache_cold: bool,
     /// Lifted by a restore.
     pub lifted: bool,
+    /// Kept messages it sends with a tool result superseded by a later one.
+    pub superseded_messages: usize,
+    /// Estimated tokens supersession saves under it.
+    pub superseded_tokens: u64,
 }
 
 /// The state of a session, for `context_status`.
@@ -172,6 +180,8 @@ impl<S: Store> Engine<S> {
                 manual: t.manual,
                 cache_cold: t.cache_cold,
                 lifted: t.lifted.is_some(),
+                superseded_messages: t.superseded_messages(),
+                superseded_tokens: t.superseded_tokens(),
             }),
             manual_pending: self.manual_pending,
             restores_pending: self.store.restores_pending().unwrap_or(0),

@@ -5,6 +5,7 @@
 //! rewritten prefix byte-identical between trims.
 
 mod pointer;
+mod supersede;
 mod units;
 
 use serde::{Deserialize, Serialize};
@@ -15,6 +16,7 @@ use crate::message::Role;
 use crate::tokens::estimate_text;
 
 pub use pointer::{approx_tokens, pointer_text, POINTER_PREFIX};
+pub use supersede::{file_read, supersede, Seen, Superseded, SUPERSEDED_PREFIX};
 pub use units::{group, Unit, Units};
 
 /// A planned cut over the first `covered` messages of a history.
@@ -52,6 +54,10 @@ pub struct Cut {
     /// Estimated tokens of the digest appended to the pointer (0: none).
     #[serde(default)]
     pub digest_tokens: u64,
+    /// Kept tool results sent as a reference to a later result that supersedes them, decided
+    /// when the cut was made (by message index, ascending).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub superseded: Vec<Superseded>,
     /// Set when the cut was lifted (`restore`): it no longer applies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lifted: Option<Lift>,
@@ -71,6 +77,18 @@ impl Cut {
     pub fn keeps(&self, index: usize) -> bool {
         let at = self.kept.partition_point(|&(_, end)| end <= index);
         self.kept.get(at).is_some_and(|&(start, _)| start <= index)
+    }
+
+    /// Messages whose results are sent superseded.
+    pub fn superseded_messages(&self) -> usize {
+        let mut at: Vec<usize> = self.superseded.iter().map(|s| s.at).collect();
+        at.dedup();
+        at.len()
+    }
+
+    /// Estimated tokens supersession saves.
+    pub fn superseded_tokens(&self) -> u64 {
+        self.superseded.iter().map(|s| s.tokens).sum()
     }
 
     /// The cut applies to a history with these chained fingerprints (never once lifted).
@@ -147,6 +165,7 @@ impl Planned {
             cache_cold: false,
             stable_prefix_tokens: self.stable_prefix_tokens,
             digest_tokens: 0,
+            superseded: Vec::new(),
             lifted: None,
         }
     }

@@ -32,7 +32,8 @@ export type EnvKey =
   | "CONTEXT_NOTIFY"
   | "CONTEXT_SUBAGENTS"
   | "CONTEXT_DIGEST_FRACTION"
-  | "CONTEXT_DIGEST_PARTS";
+  | "CONTEXT_DIGEST_PARTS"
+  | "CONTEXT_SUPERSEDE";
 
 /** The contracts shared with JavaScript, read from the core. */
 export interface Constants {
@@ -111,6 +112,9 @@ export interface EngineConfig {
   digest_fraction: number;
   /** What the digest holds. */
   digest_parts: DigestParts;
+  /** When a cut is made, kept tool results a later kept one supersedes (same call and output,
+   * a file read again) are sent as a reference to it. */
+  supersede: boolean;
   /** Invalid configuration values (defaults used). */
   warnings: string[];
   /** Where each value that is not built in came from (`trim_to_fraction`, `trim_at.<pattern>`,
@@ -148,6 +152,10 @@ export interface Stats {
   removed_messages: number;
   /** Estimated tokens of the digest after the pointer of the cut in force (0: none). */
   digest_tokens: number;
+  /** Kept messages the cut in force sends with a tool result superseded by a later one. */
+  superseded_messages: number;
+  /** Estimated tokens supersession saves under the cut in force. */
+  superseded_tokens: number;
   /** The new cut was made early because the prompt cache had expired (no cache hit lost). */
   cache_cold: boolean;
   /** Configuration values that were invalid and replaced by defaults. */
@@ -207,6 +215,10 @@ export interface LastTrim {
   cache_cold: boolean;
   /** Lifted by a restore. */
   lifted: boolean;
+  /** Kept messages it sends with a tool result superseded by a later one. */
+  superseded_messages: number;
+  /** Estimated tokens supersession saves under it. */
+  superseded_tokens: number;
 }
 
 /** Totals over the recorded requests of a session. */

@@ -3,10 +3,15 @@
 #![allow(dead_code)]
 
 use serde_json::{json, Value};
-use smarter_compact::compress::{compress, lines};
+use smarter_compact::compress::{
+    compress, lines, looks_like_failure, BODY_BUDGET_BYTES, FAILURE_LINES, LINE_CAP_BYTES,
+};
 use smarter_compact::config::Config;
+use smarter_compact::digest::{build, Entry, Parts, DIGEST_HEADER};
 use smarter_compact::format::{replace_lone_surrogates, Format};
+use smarter_compact::message::{Block, Message, Role};
 use smarter_compact::store::MemStore;
+use smarter_compact::tokens::estimate_text;
 use smarter_compact::{Engine, TransformOptions};
 
 fn engine(trim_at: u32) -> Engine<MemStore> {
@@ -145,4 +150,206 @@ pub fn planner(data: &[u8]) {
         }
         prev = Some(cur);
     }
+}
+
+/// Messages described by bytes, for the digest: chunks separated by `0xff`, each a selector byte
+/// (low 3 bits: user turn, assistant text, shell call, read call, todo call, patch call, result
+/// of the last call, call with arguments that are not JSON; bit 7: the cut keeps it) and text.
+fn digest_history(data: &[u8]) -> Vec<(bool, bool, Message)> {
+    let mut out = Vec::new();
+    let mut last_call = String::from("none");
+    for (k, chunk) in data.split(|&b| b == 0xff).take(300).enumerate() {
+        let Some((&sel, rest)) = chunk.split_first() else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(rest).into_owned();
+        let id = format!("c{k}");
+        let call = |name: &str, arguments: String| Block::ToolCall {
+            id: id.clone(),
+            name: name.into(),
+            arguments,
+        };
+        let (role, block) = match sel & 7 {
+            0 => (Role::User, Block::Text(text)),
+            1 => (Role::Assistant, Block::Text(text)),
+            2 => (
+                Role::Assistant,
+                call("bash", json!({ "command": text }).to_string()),
+            ),
+            3 => (
+                Role::Assistant,
+                call("read", json!({ "filePath": text }).to_string()),
+            ),
+            4 => {
+                let todos: Vec<Value> = text
+                    .lines()
+                    .enumerate()
+                    .map(|(i, l)| {
+                        let status = ["completed", "in_progress", "pending"][i % 3];
+                        json!({"content": l, "status": status})
+                    })
+                    .collect();
+                (
+                    Role::Assistant,
+                    call("todowrite", json!({ "todos": todos }).to_string()),
+                )
+            }
+            5 => (
+                Role::Assistant,
+                call("apply_patch", json!({ "input": text }).to_string()),
+            ),
+            6 => (
+                Role::Tool,
+                Block::ToolResult {
+                    call_id: last_call.clone(),
+                    name: None,
+                    text,
+                    is_error: sel & 0x40 != 0,
+                },
+            ),
+            _ => (Role::Assistant, call("bash", text)),
+        };
+        if matches!(block, Block::ToolCall { .. }) {
+            last_call = id.clone();
+        }
+        let real_user = role == Role::User && !text_is_blank(&block);
+        out.push((
+            sel & 0x80 != 0,
+            real_user,
+            Message {
+                role,
+                blocks: vec![block],
+                synthetic: false,
+            },
+        ));
+    }
+    out
+}
+
+fn text_is_blank(b: &Block) -> bool {
+    matches!(b, Block::Text(t) if t.trim().is_empty())
+}
+
+/// Any messages, budget and parts: the digest never panics, is the same on every run, stays
+/// within its budget (as the engine estimates it), starts with its header, and is empty when
+/// every message is kept. Returns the digest.
+pub fn digest(data: &[u8]) -> String {
+    let Some((&b, rest)) = data.split_first() else {
+        return String::new();
+    };
+    let Some((&p, rest)) = rest.split_first() else {
+        return String::new();
+    };
+    let budget = u32::from(b) * 8;
+    let parts = Parts {
+        users: p & 1 != 0,
+        toc: p & 2 != 0,
+        files: p & 4 != 0,
+        todo: p & 8 != 0,
+        names: p & 16 != 0,
+    };
+    let history = digest_history(rest);
+    let entries: Vec<Entry> = history
+        .iter()
+        .enumerate()
+        .map(|(i, (kept, real_user, message))| Entry {
+            number: 1 + i as u64 * 2,
+            kept: *kept,
+            real_user: *real_user,
+            message,
+            compressed: &[],
+        })
+        .collect();
+    let d = build(&entries, budget, parts);
+    assert_eq!(d, build(&entries, budget, parts), "deterministic");
+    if d.is_empty() {
+        return d;
+    }
+    assert!(d.starts_with(DIGEST_HEADER), "{d}");
+    assert!(
+        estimate_text(&d) <= budget,
+        "{} tokens over a budget of {budget}",
+        estimate_text(&d)
+    );
+    assert!(entries.iter().any(|e| !e.kept), "a digest of nothing");
+    d
+}
+
+/// Longest header of a compressed output, in bytes (its numbers and blob id included).
+const HEADER_MAX_BYTES: usize = 400;
+/// What the body may exceed its byte budget by: the marker lines, the line numbers of the failure
+/// lines, and the last line the head and the tail each take past their share.
+const BODY_SLACK_BYTES: usize = 3 * 120 + FAILURE_LINES * 16 + 2 * (LINE_CAP_BYTES + 64);
+
+/// Any text and threshold, for the error-aware compressor: never panics; within its byte budget;
+/// the header comes first and names the blob and the line count; every failure line kept from the
+/// omitted middle is a real line of the input that looks like a failure, shown under its own
+/// number (whole, or cut with a marker), in order, and as many as the middle's marker says.
+/// Returns the numbers of the failure lines kept.
+pub fn failures(data: &[u8]) -> Vec<usize> {
+    let mut shown = Vec::new();
+    let Some((&t, rest)) = data.split_first() else {
+        return shown;
+    };
+    let text = String::from_utf8_lossy(rest);
+    let Some(c) = compress(&text, u32::from(t)) else {
+        return shown;
+    };
+    let all = lines(&text);
+    let out: Vec<&str> = c.text.split('\n').collect();
+    let header = out[0];
+    assert!(
+        header.starts_with("[smarter-compact] output compressed: ")
+            && header.contains(&format!("{} lines", all.len()))
+            && header.contains(&c.blob_id),
+        "{header}"
+    );
+    assert!(header.len() <= HEADER_MAX_BYTES, "{header}");
+    assert!(
+        c.text.len() - header.len() <= BODY_BUDGET_BYTES + BODY_SLACK_BYTES,
+        "body of {} bytes",
+        c.text.len() - header.len()
+    );
+    // The middle's marker comes right after the head: its first omitted line is the head's
+    // length + 1, which is the marker's index in `out`.
+    let marker = (1..out.len()).find(|&i| {
+        out[i].starts_with("… ")
+            && (out[i].starts_with(&format!("… lines {i}–"))
+                || out[i].contains(&format!(" lines omitted ({i}–")))
+    });
+    let Some(m) = marker else {
+        return shown;
+    };
+    // Failure lines follow only a marker that announces them.
+    let Some(announced) = out[m]
+        .split_once("except the ")
+        .or_else(|| out[m].split_once("the first "))
+        .and_then(|(_, r)| r.split(' ').next()?.parse::<usize>().ok())
+    else {
+        return shown;
+    };
+    let mut prev = 0;
+    for line in &out[m + 1..] {
+        let Some(rest) = line.strip_prefix("[line ") else {
+            break;
+        };
+        let (n, kept) = rest.split_once("] ").expect("a numbered failure line");
+        let n: usize = n.parse().expect("a line number");
+        assert!(
+            n > prev && n >= m && n <= all.len(),
+            "line {n} after {prev}"
+        );
+        let real = all[n - 1];
+        assert!(looks_like_failure(real), "line {n} {real:?}");
+        let whole = kept == real;
+        let cut = kept.ends_with(" more bytes]")
+            && kept
+                .rsplit_once("… [line cut: ")
+                .is_some_and(|(head, _)| real.starts_with(head) && head.len() < real.len());
+        assert!(whole || cut, "line {n}: {kept:?} is not {real:?}");
+        prev = n;
+        shown.push(n);
+    }
+    assert_eq!(announced, shown.len(), "{}", out[m]);
+    shown
 }

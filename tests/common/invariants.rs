@@ -6,7 +6,7 @@ use serde_json::Value;
 use smarter_compact::format::Format;
 use smarter_compact::message::{Message, Role};
 use smarter_compact::tokens::estimate_message;
-use smarter_compact::trim::POINTER_PREFIX;
+use smarter_compact::trim::{POINTER_PREFIX, SUPERSEDED_PREFIX};
 
 use super::Step;
 
@@ -53,14 +53,16 @@ fn pointer_of(format: Format, m: &Value) -> Option<String> {
     first_text.starts_with(POINTER_PREFIX).then_some(first_text)
 }
 
-/// `m` is `orig` with large parts compressed (same calls and results, a header).
+/// `m` is `orig` with large parts compressed or results superseded (same calls and results,
+/// a header or a reference).
 fn compressed_of(format: Format, orig: &Value, m: &Value) -> bool {
     let (a, b) = (view(format, orig), view(format, m));
+    let text = b.plain_text();
     a.role == b.role
         && a.result_ids().eq(b.result_ids())
         && a.call_ids().eq(b.call_ids())
-        && b.plain_text()
-            .contains("[smarter-compact] output compressed:")
+        && (text.contains("[smarter-compact] output compressed:")
+            || text.contains(SUPERSEDED_PREFIX))
 }
 
 /// The output holds `orig` unchanged, or with the pointer in front, or with thinking stripped.
