@@ -137,7 +137,7 @@ test("smarter-compact's compressed output of a generated run still shows the fai
     }
 });
 
-test("with failure words in passing tests, smarter-compact answers every size, some via grep", async () => {
+test("passing tests named after failures do not hide the failing one: smarter-compact answers every size from what it shows", async () => {
   const stateRoot = scratchDir("sc-testlog-trial-");
   const from = [];
   for (const spec of SPECS)
@@ -149,8 +149,13 @@ test("with failure words in passing tests, smarter-compact answers every size, s
       assert.equal(tr.armStats.failOpens, 0);
       from.push(a.tool);
     }
-  assert.ok(from.includes("smart_compact_get"), "at least one answer came through the grep");
-  assert.ok(from.includes(null), "at least one answer was visible in the compressed output");
+  // a pass line (`test_on_error PASSED`, `✓ handles errors`) is not kept as a failure line, so
+  // the compressed output's kept failure lines hold the real failure and no recall is needed
+  assert.deepEqual(
+    from.filter((t) => t !== null),
+    [],
+    "every answer was visible in the compressed output",
+  );
 });
 
 test("without recall, an arm that keeps the output under the window answers; one over it cannot", async () => {
