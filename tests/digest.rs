@@ -437,3 +437,34 @@ settings.configure(INSTALLED_APPS=['app'], ROOT_URLCONF='urls')\nprint(QuerySet.
     assert_eq!(Parts::parse("all"), Some(Parts::ALL));
     assert_eq!(Parts::ALL.names(), "users,toc,files,todo,names");
 }
+
+#[test]
+fn a_small_earlier_user_turn_stays_as_it_is_and_a_long_one_goes_to_the_digest() {
+    let mut h = session();
+    // a long instruction between the task and the last user turn
+    let long = format!(
+        "Use the vendored parser only. {}",
+        "Keep the API stable. ".repeat(120)
+    );
+    h.insert(9, json!({"role": "user", "content": long}));
+    let steps = run_small(&h);
+    // the last request, under a cut made after both turns were in the middle
+    let cut = steps.last().expect("requests");
+    assert!(cut.stats.cut > 1, "cut again after the long turn: {:?}", cut.stats.cut);
+    let small = "Do not touch tests/fixtures: they are generated.";
+    let as_message = cut.output.iter().any(|m| {
+        let v: Value = serde_json::from_str(m).unwrap_or_default();
+        v["role"] == "user" && v["content"] == small
+    });
+    assert!(
+        as_message,
+        "the small turn is its own message: {:#?}",
+        cut.output
+    );
+    let p = pointer_of(&cut.output).expect("a pointer");
+    assert!(!p.contains(small), "not repeated in the digest: {p}");
+    assert!(
+        p.contains("Use the vendored parser only.") && p.contains("bytes left out] …"),
+        "the long turn is in the digest as head … tail: {p}"
+    );
+}

@@ -171,6 +171,12 @@ impl Planned {
     }
 }
 
+/// Longest earlier user turn a cut keeps as it is, in estimated tokens (longer ones go to the
+/// digest as head … tail).
+pub const SMALL_USER_TURN_TOKENS: u64 = 300;
+/// The earlier user turns a cut keeps take at most the threshold divided by this.
+const KEPT_USER_TURNS_SHARE: u64 = 10;
+
 /// Plans a cut of the whole history; `None` when nothing can leave.
 pub fn plan(infos: &[&MsgInfo], p: &PlanParams) -> Option<Planned> {
     let n = infos.len();
@@ -230,6 +236,21 @@ pub fn plan(infos: &[&MsgInfo], p: &PlanParams) -> Option<Planned> {
             in_flight_tokens -= unit.tokens;
         } else {
             keep_unit[u] = true;
+        }
+    }
+    // Instructions first: the real user turns between the task turn and the last one stay as
+    // they are when small, newest first, within a share of the threshold and the room the cut
+    // leaves under it; the digest carries the ones that do not fit.
+    let used = head_tokens + in_flight_tokens + u64::from(p.overhead_tokens) + pointer_reserve;
+    let mut instructions_left = (trim_at / KEPT_USER_TURNS_SHARE).min(trim_at.saturating_sub(used));
+    for i in (0..in_flight_start.min(n)).rev() {
+        if !infos[i].real_user || Some(i) == task || Some(i) == last_user || keep_unit[unit_of[i]] {
+            continue;
+        }
+        let t = u64::from(infos[i].sent_tokens);
+        if t <= SMALL_USER_TURN_TOKENS && t <= instructions_left {
+            instructions_left -= t;
+            keep_unit[unit_of[i]] = true;
         }
     }
     let keep: Vec<bool> = (0..n).map(|i| keep_unit[unit_of[i]]).collect();

@@ -22,6 +22,13 @@ const DIGEST_HEADER =
 const COMPRESSED = "[smarter-compact] output compressed:";
 const TASK = "Run the test suite with sh run_tests.sh, then read src/settings.py.";
 const INSTRUCTION = "Never edit vendor/legacy.py; the release tag is ZEBRA-4471.";
+/** Release notes that make the instruction's turn too long to stay in the request as it is (a
+ * cut keeps earlier user turns of up to 300 tokens): it goes to the digest as head … tail. */
+const NOTES = Array.from(
+  { length: 40 },
+  (_, k) => `Release note ${k + 1}: keep the public API of module_${k + 1} unchanged.`,
+).join(" ");
+const TURN_2 = `${INSTRUCTION} ${NOTES} Now check the build logs.`;
 const FAILED_LINE = "FAILED tests/test_zebra.py::test_quux - AssertionError: assert 3 == 4";
 const SUMMARY_LINE = "==== 1 failed, 599 passed in 12.34s ====";
 const SETTING = "REQUEST_TIMEOUT = 30";
@@ -185,11 +192,7 @@ for (const h of hosts) {
       srv.push(...sessionScript(h, home.proj, seen));
       try {
         writeProject(home.proj);
-        const turns = [
-          TASK,
-          `${INSTRUCTION} Now check the build logs.`,
-          "Which test failed, and on which line?",
-        ];
+        const turns = [TASK, TURN_2, "Which test failed, and on which line?"];
         for (const [turn, prompt] of turns.entries()) {
           const r = await h.run(home, { prompt, turn, env }, pkg);
           assert.equal(r.code, 0, `turn ${turn}: ${r.stderr.slice(-2000)}`);
@@ -209,15 +212,22 @@ for (const h of hosts) {
         // The pointer, then the digest, in the part the plugin put before the last user turn.
         const pointer = parts(cut).find((p) => p.startsWith(POINTER));
         assert.ok(pointer.includes(`\n${DIGEST_HEADER}\n`), pointer);
-        // The instruction of turn 2 is a line of the digest, and nowhere else in the request.
-        const said = `${INSTRUCTION} Now check the build logs.`;
+        // The long instruction of turn 2 is a line of the digest (head … tail), and nowhere
+        // else in the request.
         assert.ok(
-          bodies.slice(0, at).some((b) => userParts(b).includes(said)),
+          bodies.slice(0, at).some((b) => userParts(b).includes(TURN_2)),
           "the instruction was a user turn before the cut",
         );
         assert.ok(
-          digest.split("\n").some((l) => /^#\d+: /.test(l) && l.endsWith(`: ${said}`)),
-          "the digest does not carry the instruction as a user turn",
+          digest
+            .split("\n")
+            .some(
+              (l) =>
+                new RegExp(`^#\\d+: ${INSTRUCTION.replace(/[.]/g, "\\.")} `).test(l) &&
+                l.includes(" bytes left out] … ") &&
+                l.endsWith("Now check the build logs."),
+            ),
+          `the digest does not carry the instruction as a user turn:\n${digest}`,
         );
         assert.deepEqual(
           parts(cut).filter((p) => p.includes("ZEBRA-4471")),
