@@ -450,7 +450,11 @@ fn a_small_earlier_user_turn_stays_as_it_is_and_a_long_one_goes_to_the_digest() 
     let steps = run_small(&h);
     // the last request, under a cut made after both turns were in the middle
     let cut = steps.last().expect("requests");
-    assert!(cut.stats.cut > 1, "cut again after the long turn: {:?}", cut.stats.cut);
+    assert!(
+        cut.stats.cut > 1,
+        "cut again after the long turn: {:?}",
+        cut.stats.cut
+    );
     let small = "Do not touch tests/fixtures: they are generated.";
     let as_message = cut.output.iter().any(|m| {
         let v: Value = serde_json::from_str(m).unwrap_or_default();
