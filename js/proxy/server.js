@@ -10,6 +10,7 @@ import { compactorPool } from "../pool.js";
 import { askedTtlMs, restoreMarkers, stripMarkers } from "./cache-control.js";
 import { engineModule } from "../wasm.js";
 import { conversationOf } from "./session.js";
+import { spliceList } from "./splice.js";
 
 /** Default port (CONTEXT_PROXY_PORT). */
 export const DEFAULT_PORT = 4101;
@@ -148,9 +149,11 @@ async function rewrite(route, headers, raw, pool, glue) {
     : res.messages;
   const same = messages.length === list.length && messages.every((m, i) => m === list[i]);
   if (same) return { body: raw, encoded: true, outcome: "unchanged", sessionId, stats, flushed };
+  // Only the list changes: the rest of the body goes upstream byte for byte.
+  const spliced = spliceList(raw, text, route.field, messages);
   body[route.field] = messages;
   return {
-    body: Buffer.from(JSON.stringify(body), "utf8"),
+    body: spliced ?? Buffer.from(JSON.stringify(body), "utf8"),
     encoded: false,
     outcome: "rewritten",
     sessionId,

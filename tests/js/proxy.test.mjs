@@ -287,6 +287,35 @@ test("Responses: input rewritten, prompt_cache_key and tools untouched; gzip bod
   await up.close();
 });
 
+test("a rewritten body keeps every byte outside the message list as the client sent it", async () => {
+  const up = await upstream();
+  await withProxy(up, async (base) => {
+    const messages = JSON.stringify(claudeBody(30).messages);
+    // What JSON.parse + JSON.stringify would change: 1.50, an integer above 2^53, \u escapes,
+    // odd whitespace, a key after the list, and a duplicate key (the last one is the list).
+    const head =
+      '{ "model" :"claude-sonnet-x",\n\t"temperature": 1.50, "seed": 18446744073709551615,\r\n' +
+      '  "metadata": {"note": "caf\\u00e9 \\u2028 \\"q\\""}, "messages": [], "messages"  :  ';
+    const tail = ' ,\n "max_tokens": 32000 , "stream": true }\n';
+    const raw = head + messages + tail;
+    assert.ok(JSON.parse(raw).messages.length > 40, "the last duplicate key is the list");
+    const r = await post(`${base}/v1/messages`, raw, { "x-claude-code-session-id": "bytes-1" });
+    assert.equal(r.status, 200);
+    const sent = up.seen.at(-1).raw.toString("utf8");
+    const list = JSON.stringify(up.seen.at(-1).body.messages);
+    assert.ok(list.length < messages.length, "the list was rewritten");
+    assert.equal(sent, head + list + tail, "only the list differs from the client's bytes");
+    // A compressed body is sent decompressed, with the same bytes outside the list.
+    await post(`${base}/v1/messages`, zlib.gzipSync(raw), {
+      "x-claude-code-session-id": "bytes-2",
+      "content-encoding": "gzip",
+    });
+    const sentGz = up.seen.at(-1).raw.toString("utf8");
+    assert.ok(sentGz.startsWith(head) && sentGz.endsWith(tail), sentGz.slice(0, 300));
+  });
+  await up.close();
+});
+
 test("fail-open, upstream errors as sent, no open relay", async () => {
   const up = await upstream((req, res) => {
     if (req.url.startsWith("/v1/messages")) {
