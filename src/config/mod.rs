@@ -57,7 +57,7 @@ pub struct Config {
     /// The digest after the pointer may take this fraction of the threshold
     /// (`CONTEXT_DIGEST_FRACTION`; 0: no digest).
     pub digest_fraction: f64,
-    /// What the digest holds (`CONTEXT_DIGEST_PARTS`: `users,toc,files,todo`).
+    /// What the digest holds (`CONTEXT_DIGEST_PARTS`: `users,toc,files,todo,names`).
     pub digest_parts: crate::digest::Parts,
     /// When a cut is made, kept tool results that a later kept one supersedes (the same call
     /// with the same output, a file read again) are sent as a reference to it

@@ -68,7 +68,7 @@ impl Parts {
         names: true,
     };
 
-    /// Parses a comma-separated list of part names (`users,toc,files,todo`, or `all`, or
+    /// Parses a comma-separated list of part names (`users,toc,files,todo,names`, or `all`, or
     /// `none`/empty for no digest).
     pub fn parse(raw: &str) -> Option<Parts> {
         let mut p = Parts {
