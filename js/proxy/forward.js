@@ -100,6 +100,7 @@ export function forward(
     res.on("close", () => {
       clearTimeout(stall);
       up.destroy();
+      resolve(res.statusCode); // the client went away (or the answer ended: already resolved)
     });
     up.end(body);
   });

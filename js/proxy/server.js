@@ -252,7 +252,7 @@ export async function startProxy({
   };
   const server = http.createServer(
     {
-      headersTimeout: limits.headersTimeoutMs,
+      headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs), // Node's rule
       requestTimeout: limits.requestTimeoutMs,
       connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs),
     },
@@ -326,7 +326,8 @@ export async function startProxy({
         out = { body: raw, encoded: true, outcome: "fail-open" };
       }
     }
-    decoded = null;
+    decoded = null; // what is not going upstream can be collected while the answer streams
+    if (out.body !== raw) raw = null;
     if (out.sessionId) stats.sessions.add(out.sessionId);
     if (out.flushed === false) stats.store_write_errors++;
     if (out.outcome === "rewritten") stats.rewritten++;
