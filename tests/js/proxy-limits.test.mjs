@@ -12,6 +12,7 @@ import {
   waitFor,
   withProxy,
 } from "./helpers/proxy-rig.mjs";
+import { openSessions } from "../../npm/js/proxy/open-sessions.js";
 
 /** File descriptors of this process open on files under `dir` (null where /proc is missing). */
 function fdsUnder(dir) {
@@ -180,4 +181,28 @@ test("request headers that never finish get a 408 after headersTimeoutMs", async
     { headersTimeoutMs: 500, requestTimeoutMs: 1000 },
   );
   await up.close();
+});
+
+test("an open session in use by a request is never closed under it", async () => {
+  const closed = [];
+  const lru = openSessions({
+    max: 1,
+    open: async (id) => ({ id }),
+    close: async (v) => void closed.push(v.id),
+  });
+  const a = await lru.lease("a");
+  const b = await lru.lease("b");
+  assert.deepEqual(closed, [], "both in use: over the cap for now");
+  assert.equal(lru.size, 2);
+  a.release();
+  await waitFor(() => closed.length === 1);
+  assert.deepEqual(closed, ["a"], "the idle, least recently used one is closed");
+  b.release();
+  const again = await lru.lease("a");
+  assert.equal(again.value.id, "a", "opened again");
+  again.release();
+  await waitFor(() => closed.length === 2);
+  assert.deepEqual(closed, ["a", "b"]);
+  await lru.closeAll();
+  assert.deepEqual(closed, ["a", "b", "a"]);
 });
