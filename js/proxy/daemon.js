@@ -49,14 +49,13 @@ export async function proxyHealth(port, { stateDir } = {}) {
     return null;
   }
   if (h?.service !== "smarter-compact-proxy") return null;
-  const { proof: _proof, ...rest } = h;
-  return { ...rest, authentic: secret !== null && proves(h, secret, challenge, port) };
+  return { ...h, authentic: secret !== null && proves(h, secret, challenge, port) };
 }
 
 function impostor(port, stateDir) {
   return codedError(
     "E_PROXY",
-    `something on 127.0.0.1:${port} answers as the smarter-compact proxy but cannot prove it holds this install's secret (${secretPath(stateDir)}): not using it. Stop that process or choose another port (--port, CONTEXT_PROXY_PORT)`,
+    `something on 127.0.0.1:${port} answers as the smarter-compact proxy but cannot prove it holds this install's secret (${secretPath(stateDir)}): not using it. Stop that process (an older smarter-compact proxy started from this state dir: \`smarter-compact proxy stop\`) or choose another port (--port, CONTEXT_PROXY_PORT)`,
   );
 }
 
@@ -121,9 +120,27 @@ export async function runProxy({ stateDir, port, upstreams } = {}) {
 }
 
 /**
+ * Whether `health` comes from a proxy of an older version (before the secret) that this state
+ * dir started: no proof at all, the pid its pid file names, and (Linux, where /proc tells) that
+ * process runs `cli.js proxy run`. Elsewhere such a proxy is left to the user to stop.
+ */
+function olderProxy(info, health) {
+  if (health.proof !== undefined || !Number.isInteger(info?.pid) || info.pid !== health.pid)
+    return false;
+  try {
+    const argv = readFileSync(`/proc/${info.pid}/cmdline`, "utf8").split("\0");
+    const at = argv.findIndex((a) => a.endsWith("cli.js"));
+    return at >= 0 && argv[at + 1] === "proxy" && argv[at + 2] === "run";
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Stops the background proxy: resolves to "stopped", "not-running", or "foreign" when what
  * answers on the port cannot prove it is this install's proxy (it is left alone). Only the pid
- * that the proxy itself proved (and that its pid file names, when there is one) is signalled.
+ * that the proxy itself proved is signalled (or, for a proxy older than the secret, the pid its
+ * pid file names once /proc shows that process is `cli.js proxy run`).
  */
 export async function stopProxy({ stateDir, port } = {}) {
   const files = proxyFiles(stateDir);
@@ -139,7 +156,7 @@ export async function stopProxy({ stateDir, port } = {}) {
     rmSync(files.pid, { force: true }); // stale: nothing of ours answers
     return "not-running";
   }
-  if (!health.authentic) return "foreign";
+  if (!health.authentic && !olderProxy(info, health)) return "foreign";
   process.kill(health.pid, "SIGTERM");
   for (let i = 0; i < 100 && (await proxyHealth(p, { stateDir })); i++)
     await new Promise((r) => setTimeout(r, 100));

@@ -2,7 +2,7 @@
 // /health is used or stopped; a squatter on the port is reported and never signalled.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -130,5 +130,37 @@ test("the proxy started by the CLI proves the secret (a 0600 file), is found and
     assert.ok(await waitFor(() => !alive(pid), 30_000), "the proxy exited");
   } finally {
     if (alive(pid)) process.kill(pid, "SIGKILL");
+  }
+});
+
+test("a proxy older than the secret, named by this state dir's pid file, can still be stopped", async () => {
+  const stateDir = scratchDir("sc-daemon-");
+  // Stands in for the previous version: `cli.js proxy run` answering /health with no proof.
+  const fake = join(scratchDir("sc-old-"), "cli.js");
+  writeFileSync(
+    fake,
+    `const http = require("node:http");
+     const srv = http.createServer((q, s) => s.end(JSON.stringify({ ok: true, service: "smarter-compact-proxy", pid: process.pid })));
+     srv.listen(0, "127.0.0.1", () => console.log(srv.address().port));
+     process.on("SIGTERM", () => process.exit(0));`,
+  );
+  const old = spawn(process.execPath, [fake, "proxy", "run"], {
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  try {
+    const port = Number(await new Promise((r) => old.stdout.once("data", (d) => r(String(d)))));
+    const files = proxyFiles(stateDir);
+    mkdirSync(files.dir, { recursive: true });
+    writeFileSync(files.pid, JSON.stringify({ pid: old.pid, port }));
+    await assert.rejects(ensureProxy({ stateDir, port }), { code: "E_PROXY" });
+    if (!existsSync("/proc/self/cmdline")) {
+      // Without /proc the process cannot be identified: left to the user.
+      assert.equal(await stopProxy({ stateDir, port }), "foreign");
+      return;
+    }
+    assert.equal(await stopProxy({ stateDir, port }), "stopped");
+    assert.ok(await waitFor(() => old.exitCode !== null, 30_000), "it exited");
+  } finally {
+    if (old.exitCode === null) old.kill("SIGKILL");
   }
 });
