@@ -27,7 +27,7 @@ export function soakSection(s) {
     BEGIN,
     "## Proxy soak",
     "",
-    `\`smarter-compact proxy run\` as its own process on loopback, in front of a local upstream: ${s.sent} requests across ${s.sessions} sessions (${s.concurrency} at a time, after a warm-up of each kind on 100 other sessions; 85% of the requests go to the ~40 sessions active at that point of the schedule, the rest to any of them), in ${f0(s.seconds)} s (load average ${f1(s.load)} at the end; \`node bench/run.mjs --only=soak\`; bench/lib/soak.mjs). The proxy keeps at most 64 session stores open; its body cap is 64 MiB.`,
+    `\`smarter-compact proxy run\` as its own process on loopback, in front of a local upstream: ${s.sent} requests across ${s.sessions} sessions (${s.concurrency} at a time, after a warm-up of a tenth as many requests of the same mix on 100 other sessions, from which the start figures are taken; 85% of the requests go to the ~40 sessions active at that point of the schedule, the rest to any of them), in ${f0(s.seconds)} s (load average ${f1(s.load)} at the end; \`node bench/run.mjs --only=soak\`; bench/lib/soak.mjs). The proxy keeps at most 64 session stores open; its body cap is 64 MiB.`,
     "",
     "| kind | requests | statuses |",
     "|---|---:|---|",

@@ -297,6 +297,15 @@ async function send(port, kind, s, turn, bomb) {
   }
 }
 
+/** `xs` shuffled in place (Fisher–Yates) with the generator `r`. */
+function shuffle(xs, r) {
+  for (let i = xs.length - 1; i > 0; i--) {
+    const j = Math.floor(r.next() * (i + 1));
+    [xs[i], xs[j]] = [xs[j], xs[i]];
+  }
+  return xs;
+}
+
 /** RSS (MB) once it is steady (five samples 500 ms apart within 1% of each other), at most
  * `ms` later. */
 async function settledRss(pid, ms = 30_000) {
@@ -366,11 +375,10 @@ export async function soakPhase({
   const bomb = bombBody();
   const r = rng(15);
   const mix = soakMix(requests);
-  const kinds = Object.entries(mix).flatMap(([k, n]) => Array(n).fill(k));
-  for (let i = kinds.length - 1; i > 0; i--) {
-    const j = Math.floor(r.next() * (i + 1));
-    [kinds[i], kinds[j]] = [kinds[j], kinds[i]];
-  }
+  const kinds = shuffle(
+    Object.entries(mix).flatMap(([k, n]) => Array(n).fill(k)),
+    r,
+  );
   const turns = new Array(sessions + 100).fill(0);
   const samples = [];
   const timer = setInterval(() => {
@@ -391,10 +399,14 @@ export async function soakPhase({
     return results;
   };
   try {
-    // Warm-up on 100 sessions of their own (more than the proxy keeps open): each kind, then
-    // normal ones, so the start figure has the engine loaded, its heap at a request's size, the
-    // code paths compiled and as many stores open as there will be.
-    const warm = [...Object.keys(mix), ...Array(300).fill("normal")];
+    // Warm-up on 100 sessions of their own (more than the proxy keeps open): a tenth of the soak,
+    // the same mix, so the start figure has the engine loaded, the code paths compiled, as many
+    // stores open as there will be and the allocators at the size this load takes them to: what
+    // the soak then checks is that 10 times as many requests do not add to it.
+    const warm = shuffle(
+      Object.entries(soakMix(Math.round(requests / 10))).flatMap(([k, n]) => Array(n).fill(k)),
+      r,
+    );
     await run(warm, (i) => sessions + (i % 100));
     const start = { rssMB: await settledRss(proxy.pid), ...sample(proxy.pid) };
     log(`soak: warm, RSS ${start.rssMB.toFixed(0)} MB; ${requests} requests, ${sessions} sessions`);

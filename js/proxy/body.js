@@ -8,12 +8,35 @@ export function httpError(status, message) {
 }
 
 /**
- * The request's body as one Buffer, at most `max` bytes. A declared `content-length` over the
- * cap is refused before a byte is read; a body without one is refused as soon as it passes the
- * cap. Either way the reading stops there (status 413). A declared length is read into a buffer
+ * The bytes of request bodies the proxy holds at once, at most `total`: `take(n)` reserves
+ * (false when that would pass the total), `give(n)` returns.
+ */
+export function bodyBudget(total) {
+  let held = 0;
+  return {
+    take(n) {
+      if (held + n > total) return false;
+      held += n;
+      return true;
+    },
+    give(n) {
+      held -= n;
+    },
+    get held() {
+      return held;
+    },
+  };
+}
+
+/**
+ * The request's body as one Buffer, at most `max` bytes, reserved in `budget` as it is read
+ * (`lease.bytes`: what to give back once the request is done, also when it failed). A declared
+ * `content-length` over the cap is refused before a byte is read; a body without one is refused
+ * as soon as it passes the cap (status 413); a body that would pass the budget of all bodies in
+ * flight is refused with a 503. The reading stops there. A declared length is read into a buffer
  * of that size, so the body is held once.
  */
-export function readBody(req, max) {
+export function readBody(req, max, budget, lease) {
   return new Promise((resolve, reject) => {
     const declared = req.headers["content-length"];
     const length = declared === undefined ? null : Number(declared);
@@ -21,16 +44,28 @@ export function readBody(req, max) {
       reject(tooLarge(`the request body (${length} bytes) is over the proxy's limit`, max));
       return;
     }
+    const busy = () =>
+      httpError(
+        503,
+        "too many large request bodies at once (SMARTER_COMPACT_PROXY_MAX_BUFFERED); try again",
+      );
     const buf = Number.isSafeInteger(length) && length >= 0 ? Buffer.allocUnsafe(length) : null;
+    if (buf) {
+      if (!budget.take(buf.length)) return reject(busy());
+      lease.bytes += buf.length;
+    }
     const chunks = [];
     let size = 0;
     const onData = (c) => {
-      if (size + c.length > (buf ? buf.length : max)) {
+      const over = size + c.length > (buf ? buf.length : max);
+      const refused = over ? null : !buf && !budget.take(c.length);
+      if (over || refused) {
         req.off("data", onData);
         req.pause();
-        reject(tooLarge("the request body is over the proxy's limit", max));
+        reject(over ? tooLarge("the request body is over the proxy's limit", max) : busy());
         return;
       }
+      if (!buf) lease.bytes += c.length;
       if (buf) c.copy(buf, size);
       else chunks.push(c);
       size += c.length;

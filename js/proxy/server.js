@@ -9,7 +9,7 @@ import { codedError } from "../errors.js";
 import { compactorPool, configFrom } from "../pool.js";
 import { askedTtlMs, restoreMarkers, stripMarkers } from "./cache-control.js";
 import { engineModule } from "../wasm.js";
-import { decodeBody, readBody, refusal } from "./body.js";
+import { bodyBudget, decodeBody, readBody, refusal } from "./body.js";
 import { errorBody, forward } from "./forward.js";
 import { openSessions } from "./open-sessions.js";
 import { proofOf } from "./secret.js";
@@ -32,6 +32,8 @@ export const DEFAULT_UPSTREAMS = {
  *   Anthropic's 32 MB request limit. A body at the cap costs the proxy several times its size
  *   while it is rewritten (the bytes, their text, the parsed JSON, the engine's copy): bench/REPORT.md
  *   ("Proxy soak") states the measured peak.
+ * - `maxBufferedBytes`: the request bodies held at once, all requests together (503 beyond it);
+ *   at least `maxBodyBytes`.
  * - `maxSessions`: session stores kept open (least recently used closed beyond it).
  * - `maxConnections`: client connections at once (more are dropped).
  * - `upstreamTimeoutMs`: how long the upstream may send nothing (no headers, or no byte of the
@@ -41,6 +43,7 @@ export const DEFAULT_UPSTREAMS = {
  */
 export const DEFAULT_LIMITS = {
   maxBodyBytes: 64 * 1024 * 1024,
+  maxBufferedBytes: 256 * 1024 * 1024,
   maxSessions: 64,
   maxConnections: 128,
   upstreamTimeoutMs: 600_000,
@@ -50,6 +53,7 @@ export const DEFAULT_LIMITS = {
 };
 const LIMIT_ENV = {
   maxBodyBytes: "SMARTER_COMPACT_PROXY_MAX_BODY",
+  maxBufferedBytes: "SMARTER_COMPACT_PROXY_MAX_BUFFERED",
   maxSessions: "SMARTER_COMPACT_PROXY_MAX_SESSIONS",
   maxConnections: "SMARTER_COMPACT_PROXY_MAX_CONNECTIONS",
   upstreamTimeoutMs: "SMARTER_COMPACT_UPSTREAM_TIMEOUT_MS",
@@ -69,6 +73,7 @@ export function proxyLimits(options = {}, env = process.env) {
       );
     out[k] = v;
   }
+  out.maxBufferedBytes = Math.max(out.maxBufferedBytes, out.maxBodyBytes);
   return out;
 }
 
@@ -223,6 +228,7 @@ export async function startProxy({
     ),
   };
   const limits = proxyLimits(limitOptions);
+  const budget = bodyBudget(limits.maxBufferedBytes);
   const glue = await engineModule();
   const options = { stateDir, ...(config ?? {}) };
   const settings = compactorPool(options); // only for `trimsSubagents`: sessions open below
@@ -257,7 +263,10 @@ export async function startProxy({
       connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs),
     },
     (req, res) => {
-      handle(req, res).catch(() => fail(res, 500, "api_error", "internal error"));
+      const lease = { bytes: 0 }; // the body's bytes reserved in `budget`, given back when done
+      handle(req, res, lease)
+        .catch(() => fail(res, 500, "api_error", "internal error"))
+        .finally(() => budget.give(lease.bytes));
     },
   );
   server.maxConnections = limits.maxConnections;
@@ -285,7 +294,7 @@ export async function startProxy({
       }),
     );
   }
-  async function handle(req, res) {
+  async function handle(req, res, lease) {
     const url = new URL(req.url, "http://proxy");
     if (req.method === "GET" && url.pathname === "/health") return health(url, res);
     const route = routeOf(req.method, req.url, ups);
@@ -307,13 +316,14 @@ export async function startProxy({
     let raw;
     let decoded;
     try {
-      raw = await readBody(req, limits.maxBodyBytes);
+      raw = await readBody(req, limits.maxBodyBytes, budget, lease);
       decoded = route.field
         ? decodeBody(raw, req.headers["content-encoding"], limits.maxBodyBytes)
         : null;
     } catch (e) {
       stats.refused++;
-      return fail(res, e.status ?? 400, "invalid_request_error", e.message, {
+      const type = e.status === 503 ? "api_error" : "invalid_request_error";
+      return fail(res, e.status ?? 400, type, e.message, {
         connection: "close",
       });
     }

@@ -10,7 +10,14 @@ import zlib from "node:zlib";
 import { isTrap } from "../../npm/js/errors.js";
 import { startProxy } from "../../npm/js/proxy/server.js";
 import { engineModule } from "../../npm/js/wasm.js";
-import { anthropicBody, post, storedMessages, upstream, withProxy } from "./helpers/proxy-rig.mjs";
+import {
+  anthropicBody,
+  post,
+  storedMessages,
+  upstream,
+  waitFor,
+  withProxy,
+} from "./helpers/proxy-rig.mjs";
 import { scratchDir } from "./helpers/scratch.mjs";
 
 const CLI = fileURLToPath(new URL("../../npm/js/cli.js", import.meta.url));
@@ -114,6 +121,41 @@ test("a body over the cap gets a 413 without the proxy reading the rest of it", 
       assert.equal(storedMessages(stateDir), 3);
     },
     { maxBodyBytes: MB },
+  );
+  await up.close();
+});
+
+test("bodies in flight together are bounded: past maxBufferedBytes a 503, served again after", async () => {
+  const up = await upstream();
+  await withProxy(
+    up,
+    async (base, proxy) => {
+      const body = Buffer.from(JSON.stringify(anthropicBody(1, "y".repeat(MB - 8192))));
+      // One body half sent: its whole declared length is held for it.
+      const first = http.request(`${base}/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "content-length": String(body.length) },
+      });
+      const firstDone = new Promise((resolve, reject) => {
+        first.on("response", (res) => {
+          res.resume();
+          res.on("end", () => resolve(res.statusCode));
+        });
+        first.on("error", reject);
+      });
+      first.write(body.subarray(0, 1000));
+      const busy = await waitFor(async () => {
+        const r = await post(`${base}/v1/messages`, body);
+        return r.status === 503 ? r : (await r.text(), null);
+      });
+      assert.ok(busy, "a second body that would pass the budget is refused");
+      assert.match((await busy.json()).error.message, /too many large request bodies/);
+      first.end(body.subarray(1000));
+      assert.equal(await firstDone, 200);
+      assert.equal((await post(`${base}/v1/messages`, body)).status, 200, "served once it is done");
+      assert.equal(proxy.limits.maxBufferedBytes, 1.5 * MB);
+    },
+    { maxBodyBytes: MB, maxBufferedBytes: 1.5 * MB },
   );
   await up.close();
 });
