@@ -1,7 +1,8 @@
 // The per-install secret between the CLI (`enable`, `proxy start|stop|status`, the MCP server's
 // `--ensure-proxy`) and the proxy it started: a random key in `<state dir>/context/proxy.secret`
 // (mode 0600). `/health?challenge=…` answers with an HMAC of the challenge, the port the proxy
-// listens on and its pid, so a process squatting on the port cannot pose as the proxy, and a
+// listens on and its pid, so a process squatting on the port cannot pose as the proxy to these
+// commands (the host CLI still sends its requests to whatever holds the port), and a
 // relay in front of the real proxy (on another port) cannot either.
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
