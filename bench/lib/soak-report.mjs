@@ -46,6 +46,8 @@ export function soakSection(s) {
     `| open file descriptors: start / peak / end | ${s.startFds} / ${s.peakFds} / ${s.endFds ?? "–"} |`,
     `| sessions seen / stores open at the end | ${s.sessionsSeen ?? "–"} / ${s.openSessions ?? "–"} |`,
     "",
+    "The latencies are the clients' with 16 requests in flight on the proxy's one event loop (they include the wait behind the others, bombs and 64 MiB bodies included); \"connection error\" for chunked-over-cap is a client still sending when the proxy answered 413 and closed. The start figures are taken after the warm-up because the first requests of this load grow the heaps once (V8's, malloc's, the stores' caches); the check is that ten times as many requests add nothing to that.",
+    "",
     "What one body costs the proxy (a fresh process each, after one small request; a conversation of 64 kB tool outputs, the peak resident memory while it is read, rewritten and stored):",
     "",
     "| body | RSS before | peak RSS | peak − before | × body | time |",
