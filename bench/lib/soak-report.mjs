@@ -50,12 +50,14 @@ export function soakSection(s) {
     "",
     "What one body costs the proxy (a fresh process each, after one small request; a conversation of 64 kB tool outputs, the peak resident memory while it is read, rewritten and stored):",
     "",
-    "| body | RSS before | peak RSS | peak − before | × body | time |",
-    "|---:|---:|---:|---:|---:|---:|",
+    "| body | RSS before | peak RSS | peak − before | × body | RSS after (settled) | engine memory after | time |",
+    "|---:|---:|---:|---:|---:|---:|---:|---:|",
     ...s.bodyCost.map(
       (c) =>
-        `| ${f1(c.sizeMB)} MB | ${f0(c.idleMB)} MB | ${f0(c.peakMB)} MB | ${f0(c.peakMB - c.idleMB)} MB | ${f1((c.peakMB - c.idleMB) / c.sizeMB)} | ${f0(c.ms)} ms |`,
+        `| ${f1(c.sizeMB)} MB | ${f0(c.idleMB)} MB | ${f0(c.peakMB)} MB | ${f0(c.peakMB - c.idleMB)} MB | ${f1((c.peakMB - c.idleMB) / c.sizeMB)} | ${f0(c.afterMB)} MB | ${f0(c.engineMB)} MB | ${f0(c.ms)} ms |`,
     ),
+    "",
+    "Of that peak, the engine's WebAssembly memory (`engine_memory_bytes` in `/health`) grows to several times the body, and a WebAssembly memory never shrinks: that part stays with the proxy process until it restarts. The rest is the JavaScript side (the body's text, its parsed form, the list serialised for the engine): garbage once the request is done, but an idle process does not collect it, so the resident set stays at the peak (\"RSS after\") until later requests make V8 collect.",
     END,
   ].join("\n");
 }

@@ -321,7 +321,8 @@ async function settledRss(pid, ms = 30_000) {
 }
 
 /** The peak memory of one request of `sizeMB` (a conversation of 64 kB tool outputs), in a
- * fresh proxy process: `{ sizeMB, idleMB, peakMB, ms, status }`. */
+ * fresh proxy process, and what stays resident after it: `{ sizeMB, idleMB, peakMB, afterMB, engineMB (the engine's
+ * WebAssembly memory after it), ms, status }`. */
 async function bodyCost(upstream, stateDir, sizeMB) {
   const proxy = await startProxy(upstream, stateDir);
   try {
@@ -343,7 +344,11 @@ async function bodyCost(upstream, stateDir, sizeMB) {
     const body = Buffer.from(JSON.stringify({ model: "claude-sonnet-x", messages }));
     const r = await request(proxy.port, "/v1/messages", JSON_TYPE, body);
     const s = sample(proxy.pid);
+    const afterMB = await settledRss(proxy.pid, 10_000);
+    const health = await (await fetch(`http://127.0.0.1:${proxy.port}/health`)).json();
     return {
+      afterMB,
+      engineMB: health.engine_memory_bytes / MB,
       sizeMB: +(body.length / MB).toFixed(1),
       idleMB: idle,
       peakMB: s.peakMB,

@@ -8,7 +8,7 @@ import { createCompactor } from "../compactor.js";
 import { codedError } from "../errors.js";
 import { compactorPool, configFrom } from "../pool.js";
 import { askedTtlMs, restoreMarkers, stripMarkers } from "./cache-control.js";
-import { engineModule } from "../wasm.js";
+import { engineModule, instanceExports } from "../wasm.js";
 import { bodyBudget, decodeBody, readBody, refusal } from "./body.js";
 import { errorBody, forward } from "./forward.js";
 import { openSessions } from "./open-sessions.js";
@@ -290,6 +290,8 @@ export async function startProxy({
         ...stats,
         sessions: stats.sessions.size,
         open_sessions: sessions.size,
+        // The engine's WebAssembly memory: it grows with the largest request and never shrinks.
+        engine_memory_bytes: instanceExports(glue)?.memory?.buffer?.byteLength ?? null,
         ...(proof ? { proof } : {}),
       }),
     );

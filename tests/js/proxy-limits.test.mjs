@@ -44,6 +44,7 @@ test("at most maxSessions stores stay open; a closed one opens again and goes on
       const health = await (await fetch(`${base}/health`)).json();
       assert.equal(health.sessions, 12, "twelve sessions seen");
       assert.ok(health.open_sessions <= 3, `${health.open_sessions} stores open`);
+      assert.ok(health.engine_memory_bytes >= 65536, "the engine's memory is reported");
       const fds = fdsUnder(stateDir);
       if (fds !== null) assert.ok(fds <= 3 * 3, `${fds} descriptors open under the state dir`);
       // Session 0 was closed long ago: its next request reopens the store and adds to it.
