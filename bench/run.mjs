@@ -5,7 +5,7 @@
 //   --quick            smoke run (~1 minute): small tasks, one seed, fewer sessions and sizes;
 //                      writes to bench/out/quick/ and leaves bench/REPORT.md alone
 //   --only=a,b         phases to run: mechanism, idle, real-sessions, continuity, bank, speed,
-//                      proxy (default: all). --only=idle, --only=continuity or --only=bank alone merges its section into the existing bench/REPORT.md
+//                      proxy, soak (default: all). --only=idle, --only=continuity or --only=bank alone merges its section into the existing bench/REPORT.md
 //                      (and bench/mechanism-tables.md), leaving the other sections as they are
 //                      (with --report-only, from the saved bench/out/idle.json or continuity.json)
 //   --report-only      rebuild the report and plots from the saved results in bench/out/
@@ -21,6 +21,8 @@ import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { bankMeasure, mergeBankReport } from "./lib/bank-measure.mjs";
 import { runContinuity } from "./lib/continuity.mjs";
+import { soakPhase } from "./lib/soak.mjs";
+import { mergeSoakReport } from "./lib/soak-report.mjs";
 import { idlePhase } from "./lib/idle.mjs";
 import { IDLE } from "./lib/idle-params.mjs";
 import { runTrial, scores } from "./lib/mechanism.mjs";
@@ -51,7 +53,16 @@ const REPORT_DIR = quick ? OUT : BENCH;
 const STATE = join(BENCH, "out", "state");
 mkdirSync(OUT, { recursive: true });
 mkdirSync(STATE, { recursive: true });
-const PHASES = ["mechanism", "idle", "real-sessions", "continuity", "bank", "speed", "proxy"];
+const PHASES = [
+  "mechanism",
+  "idle",
+  "real-sessions",
+  "continuity",
+  "bank",
+  "speed",
+  "proxy",
+  "soak",
+];
 const phases = args.only ? String(args.only).split(",") : PHASES;
 const log = (...a) =>
   console.log(`[bench ${((performance.now() - t0) / 1000).toFixed(0).padStart(4)}s]`, ...a);
@@ -329,6 +340,15 @@ if (!args["report-only"]) {
       save("proxy", await proxyBench({ sessions: quick ? 4 : 32, stateRoot: STATE }));
     else if (phase === "bank")
       save("bank", await bankMeasure({ files: sessionFiles(), stateRoot: STATE, log }));
+    else if (phase === "soak")
+      save(
+        "soak",
+        await soakPhase({
+          ...(quick ? { requests: 1000, sessions: 100, bodySizesMB: [8] } : {}),
+          stateRoot: STATE,
+          log,
+        }),
+      );
     else throw new Error(`unknown phase ${phase}`);
     timing[phase] = (performance.now() - a) / 1000;
     (timing.load ??= {})[phase] = loadavg()[1]; // 5-minute load average at the end of the phase
@@ -339,6 +359,15 @@ if (!args["report-only"]) {
   timing.quick = quick;
   save("timing", timing);
   rmSync(STATE, { recursive: true, force: true });
+}
+if (phases.length === 1 && phases[0] === "soak") {
+  // the soak alone: its section goes into the report, the rest stays as it is
+  log(
+    mergeSoakReport({ out: OUT, reportDir: REPORT_DIR })
+      ? "soak section merged"
+      : `soak not merged: no soak.json in ${OUT} or no REPORT.md in ${REPORT_DIR}`,
+  );
+  process.exit(0);
 }
 const bankOnly = phases.length === 1 && phases[0] === "bank";
 if (bankOnly) {
@@ -369,6 +398,7 @@ const { tables, hash, previous } = merge
       speedModel: SPEED_MODEL,
     });
 mergeBankReport({ out: OUT, reportDir: REPORT_DIR }); // the saved bank measure, when there is one
+mergeSoakReport({ out: OUT, reportDir: REPORT_DIR }); // the saved soak, when there is one
 log(`report written to ${join(REPORT_DIR, "REPORT.md")}`);
 log(
   `${tables}: sha256 ${hash}${previous == null ? "" : previous === hash ? " (same as when the run started)" : ` (when the run started: ${previous})`}`,

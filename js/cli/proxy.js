@@ -20,20 +20,24 @@ export async function proxyCommand({ sub = "status", flags }, out) {
       );
       return 0;
     }
-    case "stop":
+    case "stop": {
+      const outcome = await stopProxy(opts);
       out(
-        (await stopProxy(opts))
-          ? "stopped the smarter-compact proxy"
-          : "the smarter-compact proxy was not running",
+        {
+          stopped: "stopped the smarter-compact proxy",
+          "not-running": "the smarter-compact proxy was not running",
+          foreign: `something else answers on 127.0.0.1:${proxyPort(flags.port)} as the smarter-compact proxy without this install's secret: left alone`,
+        }[outcome],
       );
-      return 0;
+      return outcome === "foreign" ? 1 : 0;
+    }
     case "status": {
-      const h = await proxyHealth(proxyPort(flags.port));
+      const h = await proxyHealth(proxyPort(flags.port), { stateDir: flags.stateDir });
       if (flags.json) out(JSON.stringify(h ?? { ok: false, running: false }, null, 2));
       else
         out(
           h
-            ? `running on http://127.0.0.1:${h.port} (pid ${h.pid}, since ${h.started_at}): ${h.requests} requests, ${h.rewritten} rewritten, ${h.fail_opens} fail-opens, ${h.sessions} sessions`
+            ? `${h.authentic ? "running" : "NOT this install's proxy (it cannot prove the secret)"} on http://127.0.0.1:${h.port} (pid ${h.pid}, since ${h.started_at}): ${h.requests} requests, ${h.rewritten} rewritten, ${h.fail_opens} fail-opens, ${h.sessions} sessions`
             : "not running",
         );
       return 0;
