@@ -2,8 +2,10 @@
 // and working on this machine? For each host found (OpenCode, Pi, Claude Code, Codex: its config
 // dir exists or its binary is on the PATH) whether our plugin / extension / proxy is registered
 // and installed, the host's own compaction settings against our thresholds, rival context
-// plugins beside ours, the SQLite backend each runtime gets; then every session store of the
-// state dir (`PRAGMA quick_check`, read-only) and the thresholds in force. Reads only.
+// plugins beside ours, the SQLite backend each runtime gets, whether embeddings are on (the
+// optional smarter-compact-embed package found beside this install, js/embedder-package.js); then
+// every session store of the state dir (`PRAGMA quick_check`, read-only) and the thresholds in
+// force. Reads only.
 //
 // Exit status: 0 when nothing needs action (warnings allowed), 1 when a finding is "fail".
 // A host that is not found is no failure; a plugin host (OpenCode, Pi) found without our entry
@@ -16,6 +18,7 @@
 // $CLAUDE_CONFIG_DIR, $CODEX_HOME, else their defaults under HOME.
 import { resolve } from "node:path";
 import { resolveStateDir } from "../config.js";
+import { embeddingsState } from "../embedder-package.js";
 import { finding } from "./doctor-common.js";
 import {
   claudeCompaction,
@@ -107,6 +110,9 @@ export async function doctorReport({ stateDir: explicit, project } = {}) {
       own ? null : "npm install sql.js   (in smarter-compact's folder)",
     ),
   );
+  // Embeddings are optional: off (no embedder package) is a plain fact, never a problem.
+  const embeddings = await embeddingsState();
+  findings.push(finding(null, "embeddings", "ok", embeddings.line, null));
   const { stores, findings: storeFindings } = await checkStores(stateDir);
   findings.push(...storeFindings);
   for (const w of th?.cfg.warnings ?? [])
