@@ -124,6 +124,19 @@ function assertDoctorOk(d, host) {
   return ok;
 }
 
+/** doctor's line about the embedder beside `host`'s install: on or off. */
+function hostEmbeddings(d, host, on) {
+  const f = d.report.findings.filter((x) => x.host === host && x.check === "embeddings");
+  assert.equal(f.length, 1, JSON.stringify(d.report.findings));
+  assert.equal(f[0].status, "ok");
+  assert.match(
+    f[0].message,
+    on
+      ? /: embeddings on — smarter-compact-embed /
+      : /: embeddings off — no smarter-compact-embed beside its install/,
+  );
+}
+
 /** One scripted turn reached the model with the plugin loaded; its session was stored. */
 function assertLoaded(srv, stateDir) {
   const q = srv.agentRequests()[0];
@@ -261,8 +274,10 @@ test(
         path.join(at, "node_modules", OWN_PACKAGE),
         path.join(at, "package-lock.json"),
       );
-      const ok = assertDoctorOk(await doctor(env), "opencode");
+      const before = await doctor(env);
+      const ok = assertDoctorOk(before, "opencode");
       assert.ok(ok.message.includes(path.join(home.configDir, "opencode.json")), ok.message);
+      hostEmbeddings(before, "opencode", false);
       // From OpenCode's own install: the embedder goes into the same packages folder.
       const out = await enableEmbeddings(
         path.join(at, "node_modules", OWN_PACKAGE),
@@ -273,6 +288,7 @@ test(
         path.join(at, "package-lock.json"),
       );
       assert.ok(out.startsWith(`this install (${path.join(at, "node_modules")})`), out);
+      hostEmbeddings(await doctor(env), "opencode", true);
     } finally {
       await srv.close();
       cleanup(home);
@@ -357,8 +373,10 @@ for (const legacy of [false, true]) {
           PI_CODING_AGENT_DIR: home.agentDir,
           SMARTER_COMPACT_STATE_DIR: stateDir,
         };
-        const ok = assertDoctorOk(await doctor(env, ["--project", home.proj]), "pi");
+        const before = await doctor(env, ["--project", home.proj]);
+        const ok = assertDoctorOk(before, "pi");
         assert.ok(ok.message.includes(dir), ok.message);
+        hostEmbeddings(before, "pi", false);
         // Pi 1.x: npm --prefix <agent dir>/npm; Pi 0.73: npm -g into the same global prefix.
         const out = await enableEmbeddings(
           dir,
@@ -366,6 +384,7 @@ for (const legacy of [false, true]) {
           legacy ? null : path.join(root, "package-lock.json"),
         );
         assert.ok(out.includes(legacy ? `-g --prefix ${prefix}` : `--prefix ${root}`), out);
+        hostEmbeddings(await doctor(env, ["--project", home.proj]), "pi", true);
       } finally {
         await srv.close();
         cleanup(home);

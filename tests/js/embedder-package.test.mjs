@@ -190,3 +190,34 @@ test("enable|disable embeddings: nothing to do where it is there; no install of 
     `Pi (${piOnly}): smarter-compact-embed is not installed; nothing changed`,
   );
 });
+
+test("doctor says, per host, whether the embedder sits beside that host's npm install", () => {
+  const home = tempDir("sc-embed-doctor-");
+  const agent = join(home, "agent");
+  mkdirSync(agent, { recursive: true });
+  writeFileSync(
+    join(agent, "settings.json"),
+    JSON.stringify({ packages: ["npm:smarter-compact"] }),
+  );
+  const modules = join(agent, "npm", "node_modules");
+  manifest(join(modules, "smarter-compact"), "smarter-compact", VERSION);
+  const env = { HOME: home, PI_CODING_AGENT_DIR: agent, SMARTER_COMPACT_DOCTOR_PATH: "" };
+  const piLine = () => {
+    const r = run(["doctor", "--json", "--state-dir", join(home, "state")], { env });
+    const f = JSON.parse(r.stdout).findings.filter(
+      (x) => x.host === "pi" && x.check === "embeddings",
+    );
+    assert.equal(f.length, 1, r.stdout);
+    assert.equal(f[0].status, "ok");
+    return f[0].message;
+  };
+  assert.equal(
+    piLine(),
+    `Pi: embeddings off — no smarter-compact-embed beside its install in ${modules}; \`smarter-compact enable embeddings\` adds it`,
+  );
+  fakeEmbed(join(modules, "smarter-compact-embed"));
+  assert.equal(
+    piLine(),
+    `Pi: embeddings on — smarter-compact-embed ${VERSION} beside its install (${join(modules, "smarter-compact-embed")})`,
+  );
+});
