@@ -14,7 +14,7 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { startServer, toolNames } from "./lib/scripted-server.mjs";
+import { startServer, toolNames, toolResults } from "./lib/scripted-server.mjs";
 import {
   baseEnv,
   cleanup,
@@ -212,6 +212,29 @@ async function enableEmbeddings(dir, env, lockfile) {
   return first.stdout;
 }
 
+/**
+ * The host started again after `enable embeddings` (`runTurn`) runs a forced hybrid search: its
+ * plugin found the embedder beside it, so the tool's answer is ranked "hybrid" (without it the
+ * call is an E_NO_MODEL error).
+ */
+async function assertHybridInHost(srv, runTurn) {
+  srv.push(
+    { tool: "smart_compact_search", args: { query: "echo hi", scope: "all", mode: "hybrid" } },
+    { text: "done" },
+  );
+  const seen = srv.agentRequests().length;
+  const r = await runTurn();
+  assert.equal(r.code, 0, r.stderr.slice(-2000));
+  const answers = srv
+    .agentRequests()
+    .slice(seen)
+    .flatMap((q) => toolResults(q.body))
+    .map((t) => t.text);
+  const search = answers.find((t) => t.includes("Stored session data matching"));
+  assert.ok(search, `no search answer reached the model: ${JSON.stringify(answers)}`);
+  assert.match(search, /in the whole session \(hybrid/, search);
+}
+
 const script = () => [{ tool: "bash", args: { command: "echo hi" } }, { text: "done" }];
 
 test("npm install smarter-compact: by name from the registry, the bin runs through npx", async () => {
@@ -262,7 +285,7 @@ async function openCodeTurn(home, srv) {
 
 test(
   'OpenCode 1.18: "plugin": ["smarter-compact"] installs it from the registry and loads it; doctor ok',
-  { timeout: 300_000 },
+  { timeout: 600_000 },
   async () => {
     const srv = await startServer({ script: script() });
     const home = openCodeHome(srv, { plugin: [OWN_PACKAGE] });
@@ -289,6 +312,14 @@ test(
       );
       assert.ok(out.startsWith(`this install (${path.join(at, "node_modules")})`), out);
       hostEmbeddings(await doctor(env), "opencode", true);
+      await assertHybridInHost(srv, () =>
+        runOpenCode({
+          home,
+          prompt: "search",
+          env: { SMARTER_COMPACT_STATE_DIR: env.SMARTER_COMPACT_STATE_DIR },
+          timeoutMs: 180_000,
+        }),
+      );
     } finally {
       await srv.close();
       cleanup(home);
@@ -298,7 +329,7 @@ test(
 
 test(
   "OpenCode 1.18: `opencode plugin smarter-compact` adds it to the project and installs it; doctor ok",
-  { timeout: 300_000 },
+  { timeout: 600_000 },
   async () => {
     const srv = await startServer({ script: script() });
     const home = openCodeHome(srv);
@@ -327,7 +358,7 @@ for (const legacy of [false, true]) {
   const name = legacy ? "Pi 0.73 (Node 20)" : "Pi 1.x (Node 22)";
   test(
     `${name}: \`pi install npm:smarter-compact\` installs it from the registry; Pi loads it; doctor ok`,
-    { timeout: 300_000 },
+    { timeout: 600_000 },
     async () => {
       const srv = await startServer({ script: script() });
       const home = setupPiHome({ server: srv });
@@ -385,6 +416,16 @@ for (const legacy of [false, true]) {
         );
         assert.ok(out.includes(legacy ? `-g --prefix ${prefix}` : `--prefix ${root}`), out);
         hostEmbeddings(await doctor(env, ["--project", home.proj]), "pi", true);
+        await assertHybridInHost(srv, () =>
+          runPi({
+            home,
+            legacy,
+            discover: true,
+            prompt: "search",
+            env: { ...npmPrefix, SMARTER_COMPACT_STATE_DIR: stateDir },
+            timeoutMs: 180_000,
+          }),
+        );
       } finally {
         await srv.close();
         cleanup(home);
