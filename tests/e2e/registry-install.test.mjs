@@ -8,8 +8,8 @@
 // with HOME/XDG/Pi dirs pointing at the prepared home, reports the plugin registered and installed
 // and exits 0. Every route installs the core alone (no embedder); then `smarter-compact enable
 // embeddings`, run from that install, fetches smarter-compact-embed of the same version from the
-// registry into the same place (a second run changes nothing), and `status` there says
-// embeddings are on.
+// registry into the same place (a second run changes nothing), `status` there says embeddings
+// are on, and each host, started again, answers a forced hybrid search.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
