@@ -52,7 +52,11 @@ $(MODEL): models/.venv/done models/build_model.py
 model: $(MODEL)
 
 ## The embedder: a separate wasm build (feature `embed`: tract-onnx + tokenizers, ~17 MB) in its
-## own target dir so it never rebuilds the engine's, copied with the model into the npm package.
+## own target dir so it never rebuilds the engine's, copied with the model into the second npm
+## package, npm-embed/ (smarter-compact-embed; its package.json, index.js and README are committed,
+## pkg-embed/ and models/ generated and gitignored). The core (npm/) finds it at run time
+## (js/embedder-package.js); in a checkout through node_modules/smarter-compact-embed, the link to
+## npm-embed/ that `npm ci` makes from the root package.json. Both packages carry one version.
 ## The compile does not need the model, so `make -j` builds both at once.
 EMBED_WASM := target/embed/$(WASM_TARGET)/release/smarter_compact.wasm
 embed-wasm: setup-rust
@@ -60,9 +64,9 @@ embed-wasm: setup-rust
 
 build-embed: embed-wasm $(MODEL)
 	wasm-bindgen --target web --remove-name-section --remove-producers-section --out-dir pkg-embed $(EMBED_WASM)
-	rm -rf npm/pkg-embed npm/models
-	cp -r pkg-embed npm/pkg-embed
-	mkdir -p npm/models && cp $(MODEL) models/out/tokenizer.json npm/models/
+	rm -rf npm-embed/pkg-embed npm-embed/models
+	cp -r pkg-embed npm-embed/pkg-embed
+	mkdir -p npm-embed/models && cp $(MODEL) models/out/tokenizer.json npm-embed/models/
 	$(DONE)
 
 ## The CLI's TOML editor (`context set`, `enable|disable codex`): a small wasm build of its own
@@ -72,7 +76,8 @@ build-edit: setup-rust
 	$(CARGO) build --lib --release --target $(WASM_TARGET) --no-default-features --features edit --target-dir target/edit
 	wasm-bindgen --target web --remove-name-section --remove-producers-section --out-dir pkg-edit $(EDIT_WASM)
 
-## The wasm engine and the npm package in npm/ (generated parts are gitignored).
+## The wasm engine and the core npm package in npm/ (generated parts are gitignored; no embedder
+## and no model: those are npm-embed/'s, `make build-embed`).
 build: setup-rust build-edit
 	$(CARGO) build --lib --release --target $(WASM_TARGET)
 	wasm-bindgen --target web --out-dir pkg $(WASM)
@@ -194,4 +199,4 @@ fuzz: setup-rust
 	for t in $(FUZZ_TARGETS); do RUSTC_BOOTSTRAP=1 cargo fuzz run $$t -- -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 || exit 1; done
 
 clean:
-	rm -rf target pkg pkg-edit pkg-embed npm/js npm/pkg npm/pkg-edit npm/pkg-embed npm/models npm/data models/out models/.venv
+	rm -rf target pkg pkg-edit pkg-embed npm/js npm/pkg npm/pkg-edit npm/data npm-embed/pkg-embed npm-embed/models models/out models/.venv

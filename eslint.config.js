@@ -13,6 +13,8 @@ export default [
       "pkg-embed/",
       "pkg-edit/",
       "npm/",
+      "npm-embed/pkg-embed/",
+      "npm-embed/models/",
       "target/",
       "fuzz/",
       "models/",

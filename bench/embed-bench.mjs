@@ -1,4 +1,4 @@
-// Embedder speed and memory: the wasm embedder (npm/pkg-embed, run directly in this process,
+// Embedder speed and memory: the wasm embedder (npm-embed/pkg-embed, run directly in this process,
 // no worker) or onnxruntime-node on the same ONNX file, one thread, ms per text at 16/128/256
 // tokens with batch 1 and 8 (median of 5 runs after a warm-up; wall time and process CPU time, which a busy
 // machine disturbs less), load time, peak RSS.
@@ -42,7 +42,7 @@ function texts(tokens, n) {
 async function wasmRuntime() {
   const pkg = process.env.PKG_EMBED
     ? pathToFileURL(`${process.env.PKG_EMBED}/`)
-    : new URL("../npm/pkg-embed/", import.meta.url);
+    : new URL("../npm-embed/pkg-embed/", import.meta.url);
   const glue = await import(new URL("smarter_compact.js", pkg).href);
   const wasm = readFileSync(new URL("smarter_compact_bg.wasm", pkg));
   let t = performance.now();

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `make bench-embed`: the embedder's speed and memory, each runtime in its own process, written
 // to bench/EMBED.md. Every figure in that file comes from this run's output:
-//   wasm     node bench/embed-bench.mjs wasm     (tract wasm SIMD, npm/pkg-embed, no worker)
+//   wasm     node bench/embed-bench.mjs wasm     (tract wasm SIMD, npm-embed/pkg-embed, no worker)
 //   worker   node bench/embed-bench.mjs worker   (createEmbedder: the packaged worker path)
 //   native   cargo bench --features embed --bench embed_native (tract native, release profile)
 //   ort      node bench/embed-bench.mjs ort      (onnxruntime-node, only if it installs from the
@@ -177,7 +177,7 @@ const table = [
   ),
 ].join("\n");
 
-const wasm = readFileSync(join(ROOT, "npm", "pkg-embed", "smarter_compact_bg.wasm"));
+const wasm = readFileSync(join(ROOT, "npm-embed", "pkg-embed", "smarter_compact_bg.wasm"));
 const model = statSync(join(ROOT, "models", "out", "minilm-l6-v2.onnx")).size;
 const mb = (b) => `${(b / 1e6).toFixed(1)} MB`;
 const machine = `${cpus()[0]?.model ?? "?"}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GB, ${process.platform} ${process.arch}; Node ${process.version}, ${version("rustc", ["--version"]) ?? "rustc ?"}, tract-onnx ${lockVersion("tract-onnx")}, tokenizers ${lockVersion("tokenizers")}. Load average (1 min) ${loadStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end, on ${cpus().length} cores.`;
@@ -192,7 +192,7 @@ ${table}
 
 ${nativeSkipped ? `tract native skipped: ${nativeSkipped} (\`make bench-embed\` runs it).\n\n` : ""}${ort?.skipped ? `onnxruntime-node ${ORT_VERSION} skipped: ${ort.skipped}` : `onnxruntime-node ${ORT_VERSION} was installed from the npm registry into \`target/ort\` with \`--ignore-scripts\` (nothing downloaded from elsewhere); its figures exclude tokenization, the wasm and native ones include it.`}
 
-Sizes: \`npm/pkg-embed/smarter_compact_bg.wasm\` ${mb(wasm.length)} raw, ${mb(gzipSync(wasm, { level: 9 }).length)} gzip -9; the model file ${mb(model)}.
+Sizes: \`npm-embed/pkg-embed/smarter_compact_bg.wasm\` ${mb(wasm.length)} raw, ${mb(gzipSync(wasm, { level: 9 }).length)} gzip -9; the model file ${mb(model)}.
 
 Reproduce: \`make bench-embed\` (needs \`make build-embed\`; the native bench builds in \`target/embed-native\`). One runtime by hand: \`node bench/embed-bench.mjs wasm|worker\`, \`ORT=target/ort/node_modules/onnxruntime-node node bench/embed-bench.mjs ort\`, \`cargo bench --features embed --bench embed_native\`.
 `;

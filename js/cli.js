@@ -29,7 +29,10 @@ configuration
                                              or Pi's settings.json (idempotent)
   enable claude|codex [--port N]             point Claude Code / Codex at the loopback proxy, register
                                              the recall tools (MCP), start the proxy (idempotent)
-  disable opencode|pi|claude|codex           take it out again
+  enable embeddings [--project DIR]          install smarter-compact-embed (the embedder and its model)
+                                             beside each install of smarter-compact (idempotent)
+  disable opencode|pi|claude|codex|embeddings
+                                             take it out again
 
 servers
   proxy [run|start|stop|status] [--port N]   the loopback proxy for Claude Code, Codex and any
@@ -161,7 +164,11 @@ const COMMANDS = {
 
 async function toggle(action, argv, out) {
   const { flags, positional } = parseArgs(argv, { values: ["--project", "--port", ...STATE] });
-  const [host] = expectPositional(positional, ["opencode|pi|claude|codex"], action);
+  const [host] = expectPositional(positional, ["opencode|pi|claude|codex|embeddings"], action);
+  if (host === "embeddings") {
+    const { embeddingsCommand } = await import("./cli/enable-embeddings.js");
+    return embeddingsCommand({ action, project: flags.project }, out);
+  }
   if (host === "claude" || host === "codex") {
     const { enableProxyHost } = await import("./cli/enable-proxy.js");
     return enableProxyHost({ action, host, stateDir: flags.stateDir, port: flags.port }, out);

@@ -1,12 +1,13 @@
 // The embedder's worker thread: loads the embedder wasm build (pkg-embed, tract + tokenizer) and
 // the model, then answers `{ id, texts }` with `{ id, vectors }` (a Float32Array of n × dim,
 // its buffer transferred) or `{ id, error: { code, message }, trap }`. The host's event loop never
-// runs the model. Started by js/embedder.js with `workerData: { modelPath, tokenizerPath }`.
+// runs the model. Started by js/embedder.js with `workerData: { modelPath, tokenizerPath,
+// wasmPath, glueUrl }` (the wasm and its glue from the smarter-compact-embed package).
 import { readFileSync } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
 
-const glueUrl = new URL("../pkg-embed/smarter_compact.js", import.meta.url);
-const wasmUrl = new URL("../pkg-embed/smarter_compact_bg.wasm", import.meta.url);
+const glueUrl = new URL(workerData.glueUrl);
+const wasmUrl = workerData.wasmPath;
 
 const plain = (e) => ({
   code: typeof e?.code === "string" && e.code.startsWith("E_") ? e.code : "E_EMBED",

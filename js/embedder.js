@@ -4,40 +4,43 @@
 // to the worker in chunks; inside a chunk the wasm batches texts of similar length.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
+import { findEmbedderPackage } from "./embedder-package.js";
 import { codedError } from "./errors.js";
 
 /** Floats per vector. */
 export const DIM = 384;
 const MODEL = "sentence-transformers/all-MiniLM-L6-v2";
-const MODEL_FILE = "minilm-l6-v2.onnx";
-const TOKENIZER_FILE = "tokenizer.json";
 /** Texts per worker call: enough for the wasm to batch short texts, few enough that requests interleave. */
 const CHUNK = 32;
 const HOW_TO_BUILD =
-  "Build it from a checkout with `make build-embed` (writes models/out/ and copies the model into " +
-  "npm/models/), or pass { modelDir } / set SMARTER_COMPACT_MODEL_DIR to a folder holding both files " +
-  "(see models/README.md).";
+  "The embedder package smarter-compact-embed holds both (`smarter-compact enable embeddings`; in a " +
+  "checkout `make build-embed` fills npm-embed/), or pass { modelDir } / set SMARTER_COMPACT_MODEL_DIR " +
+  "to a folder holding both files (see models/README.md).";
 
-/** The model folder: the option, else SMARTER_COMPACT_MODEL_DIR, else the package's models/. */
-function modelDirOf(option) {
-  const dir =
-    option ?? process.env.SMARTER_COMPACT_MODEL_DIR ?? new URL("../models/", import.meta.url);
+/** The model folder: the option, else SMARTER_COMPACT_MODEL_DIR, else the embedder package's. */
+function modelDirOf(option, found) {
+  const dir = option ?? process.env.SMARTER_COMPACT_MODEL_DIR ?? found.modelDir;
   return dir instanceof URL ? fileURLToPath(dir) : String(dir);
 }
 
 /**
  * Starts the embedder in a worker thread and waits until the model is loaded (~1–2 s).
- * Rejects with code E_NO_MODEL when the model files or the embedder module are missing,
- * E_EMBED when they cannot be loaded.
- * @param {{ modelDir?: string | URL }} [options]
+ * Rejects with code E_NO_MODEL when the embedder package (js/embedder-package.js says where it is
+ * looked for) or the model files are missing, E_EMBED when they cannot be loaded.
+ * @param {{ modelDir?: string | URL, embedDir?: string }} [options]
  * @returns {Promise<{ embed(texts: string[]): Promise<Float32Array[]>, close(): Promise<void>,
  *   info: { dim: number, model: string, modelDir: string, loadMs: number } }>}
  */
-export async function createEmbedder({ modelDir } = {}) {
-  const dir = modelDirOf(modelDir);
-  const files = { modelPath: join(dir, MODEL_FILE), tokenizerPath: join(dir, TOKENIZER_FILE) };
+export async function createEmbedder({ modelDir, embedDir } = {}) {
+  const found = await findEmbedderPackage({ dir: embedDir });
+  if (!found.found) throw codedError("E_NO_MODEL", `no embedder: ${found.why}`);
+  const dir = modelDirOf(modelDir, found);
+  const files = {
+    modelPath: join(dir, found.modelFile),
+    tokenizerPath: join(dir, found.tokenizerFile),
+  };
   const missing = Object.values(files).filter((p) => !existsSync(p));
   if (missing.length) {
     throw codedError(
@@ -45,13 +48,8 @@ export async function createEmbedder({ modelDir } = {}) {
       `no embedding model: ${missing.join(" and ")} not found. ${HOW_TO_BUILD}`,
     );
   }
-  const wasm = new URL("../pkg-embed/smarter_compact_bg.wasm", import.meta.url);
-  if (!existsSync(wasm)) {
-    throw codedError(
-      "E_NO_MODEL",
-      `the embedder module ${fileURLToPath(wasm)} is not built (run make build-embed in a checkout).`,
-    );
-  }
+  files.wasmPath = found.wasmPath;
+  files.glueUrl = pathToFileURL(found.gluePath).href;
 
   const queue = []; // requests: { texts, sent, received, vectors, resolve, reject }
   let worker = null; // { thread, ready: Promise<{ dim, loadMs }> }

@@ -251,9 +251,14 @@ export interface Embedder {
   info: { dim: number; model: string; modelDir: string; loadMs: number };
 }
 
-/** Starts the embedder; rejects with E_NO_MODEL when the model or module is missing, E_EMBED when
- * unloadable. */
-export function createEmbedder(opts?: { modelDir?: string | URL }): Promise<Embedder>;
+/** Starts the embedder; rejects with E_NO_MODEL when the embedder package (smarter-compact-embed,
+ * found beside this one, or at `embedDir` / $SMARTER_COMPACT_EMBED_DIR) or the model is missing,
+ * E_EMBED when unloadable. `modelDir` (or $SMARTER_COMPACT_MODEL_DIR) replaces the package's
+ * model folder. */
+export function createEmbedder(opts?: {
+  modelDir?: string | URL;
+  embedDir?: string;
+}): Promise<Embedder>;
 
 /** A conversation turn `compactContext` scores. */
 export interface ContextMessage {

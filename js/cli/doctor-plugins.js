@@ -159,7 +159,8 @@ function readAll(files, jsonc) {
   return { read, bad };
 }
 
-/** OpenCode: `{ host, findings, configs }` (`configs`: the parsed files, for the compaction check). */
+/** OpenCode: `{ host, findings, configs, installDir }` (`configs`: the parsed files, for the
+ * compaction check; `installDir`: OpenCode's npm install of smarter-compact, or null). */
 export function checkOpencode({ projectDir }) {
   const { globalDir, files } = opencodeFiles(projectDir);
   const binary = onPath("opencode");
@@ -199,6 +200,7 @@ export function checkOpencode({ projectDir }) {
           ...base,
           via: "npm",
           installed: Boolean(at),
+          at,
           where: `installed at ${at}`,
           problem: `${JSON.stringify(spec)} is listed in ${file} but OpenCode has no install of it (expected ${join(dir, "node_modules", name)}); OpenCode skips a plugin it could not install without saying so`,
           version,
@@ -228,6 +230,7 @@ export function checkOpencode({ projectDir }) {
       ...entryFindings("opencode", "OpenCode", '"plugin"', ours, rivals, fixMissing),
     ],
     configs: read,
+    installDir: first?.at ?? null,
   };
 }
 
@@ -254,7 +257,8 @@ function globalRoots(piBinary) {
   return [...new Set(roots)];
 }
 
-/** Pi: `{ host, findings, configs, binary }`. */
+/** Pi: `{ host, findings, configs, binary, installDir }` (`installDir`: Pi's npm install of
+ * smarter-compact, or null). */
 export function checkPi({ projectDir }) {
   const agentDir = piAgentDir();
   const projectFile = join(resolve(projectDir), ".pi", "settings.json");
@@ -305,6 +309,7 @@ export function checkPi({ projectDir }) {
           ...base,
           via: "npm",
           installed: Boolean(at),
+          at,
           where: `installed at ${at}`,
           problem: `${JSON.stringify(spec)} is listed in ${file} but no install of it was found (looked in ${candidates.join(", ")}); Pi installs missing packages when it starts, and loads nothing if that fails`,
         });
@@ -358,5 +363,6 @@ export function checkPi({ projectDir }) {
     ],
     configs: read,
     binary,
+    installDir: first?.at ?? null,
   };
 }

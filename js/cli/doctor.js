@@ -2,8 +2,10 @@
 // and working on this machine? For each host found (OpenCode, Pi, Claude Code, Codex: its config
 // dir exists or its binary is on the PATH) whether our plugin / extension / proxy is registered
 // and installed, the host's own compaction settings against our thresholds, rival context
-// plugins beside ours, the SQLite backend each runtime gets; then every session store of the
-// state dir (`PRAGMA quick_check`, read-only) and the thresholds in force. Reads only.
+// plugins beside ours, the SQLite backend each runtime gets, whether embeddings are on (the
+// optional smarter-compact-embed package beside each host's npm install of smarter-compact, and
+// the one this install finds, js/embedder-package.js); then every session store of the state dir
+// (`PRAGMA quick_check`, read-only) and the thresholds in force. Reads only.
 //
 // Exit status: 0 when nothing needs action (warnings allowed), 1 when a finding is "fail".
 // A host that is not found is no failure; a plugin host (OpenCode, Pi) found without our entry
@@ -14,8 +16,9 @@
 // for none, only config dirs count; the tests use this), else on PATH. Config locations follow
 // the hosts: $XDG_CONFIG_HOME, $XDG_CACHE_HOME, $OPENCODE_CONFIG(_DIR), $PI_CODING_AGENT_DIR,
 // $CLAUDE_CONFIG_DIR, $CODEX_HOME, else their defaults under HOME.
-import { resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { resolveStateDir } from "../config.js";
+import { CORE_PACKAGE, EMBED_PACKAGE, embeddingsState, packageAt } from "../embedder-package.js";
 import { finding } from "./doctor-common.js";
 import {
   claudeCompaction,
@@ -30,6 +33,22 @@ import { checkClaude, checkCodex } from "./doctor-proxy-hosts.js";
 import { checkStores, cliBackend, piBackend } from "./doctor-stores.js";
 
 const LABELS = { opencode: "OpenCode", pi: "Pi", claude: "Claude Code", codex: "Codex" };
+
+/** Whether the embedder package of the same version sits beside a host's npm install of the core
+ * (`dir`: its node_modules/smarter-compact): one "ok" finding either way, off is no problem. */
+function hostEmbeddings(name, dir) {
+  const core = packageAt(dir);
+  const sibling = join(dirname(dir), EMBED_PACKAGE);
+  const embed = packageAt(sibling);
+  const on = core?.name === CORE_PACKAGE && embed?.name === EMBED_PACKAGE;
+  const message =
+    on && embed.version === core.version
+      ? `${LABELS[name]}: embeddings on — ${EMBED_PACKAGE} ${embed.version} beside its install (${sibling})`
+      : on
+        ? `${LABELS[name]}: embeddings off — ${EMBED_PACKAGE} ${embed.version} beside its install is not its version (${core.version}); \`${join(dir, "js", "cli.js")} enable embeddings\` installs the matching one`
+        : `${LABELS[name]}: embeddings off — no ${EMBED_PACKAGE} beside its install in ${dirname(dir)}; \`smarter-compact enable embeddings\` adds it`;
+  return finding(name, "embeddings", "ok", message, null);
+}
 
 /** Runs every check; returns the report (the `--json` shape). */
 export async function doctorReport({ stateDir: explicit, project } = {}) {
@@ -70,6 +89,7 @@ export async function doctorReport({ stateDir: explicit, project } = {}) {
   for (const [name, r] of Object.entries({ opencode, pi, claude, codex })) {
     if (!r.host.found) continue;
     findings.push(...r.findings);
+    if (r.installDir) findings.push(hostEmbeddings(name, r.installDir));
     if (th) {
       if (name === "claude") findings.push(...claudeCompaction(r, th));
       else if (name === "codex") findings.push(...codexCompaction(r, th));
@@ -107,6 +127,9 @@ export async function doctorReport({ stateDir: explicit, project } = {}) {
       own ? null : "npm install sql.js   (in smarter-compact's folder)",
     ),
   );
+  // Embeddings are optional: off (no embedder package) is a plain fact, never a problem.
+  const embeddings = await embeddingsState();
+  findings.push(finding(null, "embeddings", "ok", embeddings.line, null));
   const { stores, findings: storeFindings } = await checkStores(stateDir);
   findings.push(...storeFindings);
   for (const w of th?.cfg.warnings ?? [])

@@ -1,5 +1,6 @@
 // `smarter-compact status`: every session of the state dir as a table, or one session's status.
 import { resolveStateDir } from "../config.js";
+import { embeddingsState } from "../embedder-package.js";
 import { createCompactor } from "../index.js";
 import { lastRequestAt, listSessions, sessionsDir, withSession } from "./sessions.js";
 
@@ -103,21 +104,33 @@ export async function allStatuses(stateDir) {
   );
 }
 
+/** Whether this install has the embedder, for `--json`: `{ on, line, package_dir }`. */
+async function embeddings() {
+  const e = await embeddingsState();
+  return { on: e.on, line: e.line, package_dir: e.package?.dir ?? null };
+}
+
 /** `status [--session ID] [--json]`: read-only; exit 1 when a store could not be read (what it
- * says instead of figures is why). */
+ * says instead of figures is why). The last line says whether embeddings are on, and from where. */
 export async function statusCommand({ session, json, stateDir: explicit }, out) {
   const stateDir = resolveStateDir(explicit);
   if (session) {
     const s = await withSession(stateDir, session, (c) => c.status());
-    out(json ? JSON.stringify(s, null, 2) : s.text);
+    const e = await embeddings();
+    if (json) out(JSON.stringify({ ...s, embeddings: e }, null, 2));
+    else out(`${s.text}\n${e.line}`);
     return s.store?.ok === false ? 1 : 0;
   }
   const rows = await allStatuses(stateDir);
-  if (json) out(JSON.stringify({ state_dir: stateDir, sessions: rows }, null, 2));
-  else if (!rows.length) out(`no sessions yet in ${sessionsDir(stateDir)}`);
+  const e = await embeddings();
+  if (json) out(JSON.stringify({ state_dir: stateDir, sessions: rows, embeddings: e }, null, 2));
   else {
-    out(`smarter-compact sessions in ${sessionsDir(stateDir)}`);
-    out(renderTable(rows));
+    if (!rows.length) out(`no sessions yet in ${sessionsDir(stateDir)}`);
+    else {
+      out(`smarter-compact sessions in ${sessionsDir(stateDir)}`);
+      out(renderTable(rows));
+    }
+    out(e.line);
   }
   return rows.some((r) => r.store_error) ? 1 : 0;
 }

@@ -6,12 +6,15 @@
 // loads it (a scripted request shows the five tools and the standing instruction, the session is
 // stored), and `npx smarter-compact doctor --json`, run from the project where npm installed it,
 // with HOME/XDG/Pi dirs pointing at the prepared home, reports the plugin registered and installed
-// and exits 0.
+// and exits 0. Every route installs the core alone (no embedder); then `smarter-compact enable
+// embeddings`, run from that install, fetches smarter-compact-embed of the same version from the
+// registry into the same place (a second run changes nothing), `status` there says embeddings
+// are on, and each host, started again, answers a forced hybrid search.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { startServer, toolNames } from "./lib/scripted-server.mjs";
+import { startServer, toolNames, toolResults } from "./lib/scripted-server.mjs";
 import {
   baseEnv,
   cleanup,
@@ -23,7 +26,7 @@ import {
   setupPiHome,
 } from "./lib/hosts.mjs";
 import { packedTarball } from "./lib/package.mjs";
-import { OWN_PACKAGE, npmEnv, startRegistry } from "./lib/registry.mjs";
+import { EMBED_PACKAGE, OWN_PACKAGE, npmEnv, startRegistry } from "./lib/registry.mjs";
 import { scratchDir } from "../js/helpers/scratch.mjs";
 
 const FIVE = [
@@ -44,9 +47,10 @@ let consumer = null;
 before(
   async () => {
     registry = await startRegistry();
-    await registry.publish(packedTarball().tarball);
+    await registry.publish(packedTarball("core").tarball);
+    await registry.publish(packedTarball("embed").tarball);
   },
-  { timeout: 240_000 },
+  { timeout: 400_000 },
 );
 
 after(async () => {
@@ -120,6 +124,19 @@ function assertDoctorOk(d, host) {
   return ok;
 }
 
+/** doctor's line about the embedder beside `host`'s install: on or off. */
+function hostEmbeddings(d, host, on) {
+  const f = d.report.findings.filter((x) => x.host === host && x.check === "embeddings");
+  assert.equal(f.length, 1, JSON.stringify(d.report.findings));
+  assert.equal(f[0].status, "ok");
+  assert.match(
+    f[0].message,
+    on
+      ? /: embeddings on — smarter-compact-embed /
+      : /: embeddings off — no smarter-compact-embed beside its install/,
+  );
+}
+
 /** One scripted turn reached the model with the plugin loaded; its session was stored. */
 function assertLoaded(srv, stateDir) {
   const q = srv.agentRequests()[0];
@@ -132,15 +149,13 @@ function assertLoaded(srv, stateDir) {
 }
 
 /** The install at `dir` is this version, and the lockfile beside it got it from our registry. */
-function assertFromRegistry(dir, lockfile) {
+function assertFromRegistry(dir, lockfile, name = OWN_PACKAGE) {
   const pj = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8"));
-  assert.equal(pj.name, OWN_PACKAGE);
+  assert.equal(pj.name, name);
   assert.equal(pj.version, VERSION);
   const lock = JSON.parse(fs.readFileSync(lockfile, "utf8"));
-  const entry = Object.entries(lock.packages).find(([k]) =>
-    k.endsWith(`node_modules/${OWN_PACKAGE}`),
-  );
-  assert.ok(entry, `${OWN_PACKAGE} is not in ${lockfile}`);
+  const entry = Object.entries(lock.packages).find(([k]) => k.endsWith(`node_modules/${name}`));
+  assert.ok(entry, `${name} is not in ${lockfile}`);
   assert.ok(
     entry[1].resolved?.startsWith(registry.url),
     `${lockfile}: resolved ${entry[1].resolved}, not from ${registry.url}`,
@@ -157,6 +172,67 @@ function fetchedByNpm(homeDir) {
     .some(
       (e) => e.isFile() && fs.readFileSync(path.join(e.parentPath, e.name), "utf8").includes(url),
     );
+}
+
+/**
+ * `smarter-compact enable embeddings` from the install at `dir` (its node_modules/smarter-compact),
+ * in `env`: smarter-compact-embed of this version lands beside it, from the registry (`lockfile`:
+ * the lockfile npm keeps there, null for a global install); run again, nothing changes; `status`
+ * from that install says embeddings are on, from that folder.
+ */
+async function enableEmbeddings(dir, env, lockfile) {
+  const cli = path.join(dir, "js", "cli.js");
+  const embedDir = path.join(path.dirname(dir), EMBED_PACKAGE);
+  assert.ok(!fs.existsSync(embedDir), "the host installed the core alone");
+  const first = await run(process.execPath, [cli, "enable", "embeddings"], {
+    env,
+    timeoutMs: 300_000,
+  });
+  assert.equal(first.code, 0, first.stdout + first.stderr);
+  assert.ok(
+    first.stdout.includes(`installed ${EMBED_PACKAGE} ${VERSION} beside ${OWN_PACKAGE} ${VERSION}`),
+    first.stdout,
+  );
+  if (lockfile) assertFromRegistry(embedDir, lockfile, EMBED_PACKAGE);
+  else {
+    const pj = JSON.parse(fs.readFileSync(path.join(embedDir, "package.json"), "utf8"));
+    assert.equal(pj.version, VERSION);
+  }
+  const second = await run(process.execPath, [cli, "enable", "embeddings"], { env });
+  assert.equal(second.code, 0, second.stdout + second.stderr);
+  assert.match(second.stdout, /is already installed; nothing changed/);
+  assert.ok(!second.stdout.includes("npm install"), second.stdout);
+  const status = await run(process.execPath, [cli, "status"], { env });
+  assert.equal(status.code, 0, status.stderr);
+  const line = status.stdout.trimEnd().split("\n").at(-1);
+  assert.ok(
+    line.startsWith(`embeddings: on — ${EMBED_PACKAGE} ${VERSION} at ${fs.realpathSync(embedDir)}`),
+    line,
+  );
+  return first.stdout;
+}
+
+/**
+ * The host started again after `enable embeddings` (`runTurn`) runs a forced hybrid search: its
+ * plugin found the embedder beside it, so the tool's answer is ranked "hybrid" (without it the
+ * call is an E_NO_MODEL error).
+ */
+async function assertHybridInHost(srv, runTurn) {
+  srv.push(
+    { tool: "smart_compact_search", args: { query: "echo hi", scope: "all", mode: "hybrid" } },
+    { text: "done" },
+  );
+  const seen = srv.agentRequests().length;
+  const r = await runTurn();
+  assert.equal(r.code, 0, r.stderr.slice(-2000));
+  const answers = srv
+    .agentRequests()
+    .slice(seen)
+    .flatMap((q) => toolResults(q.body))
+    .map((t) => t.text);
+  const search = answers.find((t) => t.includes("Stored session data matching"));
+  assert.ok(search, `no search answer reached the model: ${JSON.stringify(answers)}`);
+  assert.match(search, /in the whole session \(hybrid/, search);
 }
 
 const script = () => [{ tool: "bash", args: { command: "echo hi" } }, { text: "done" }];
@@ -179,6 +255,13 @@ test("npm install smarter-compact: by name from the registry, the bin runs throu
     JSON.stringify(d.report.hosts),
   );
   assert.ok(d.report.findings.some((f) => f.check === "hosts" && f.status === "warn"));
+  const off = d.report.findings.find((f) => f.check === "embeddings");
+  assert.match(off.message, /^embeddings: off — smarter-compact-embed not installed/);
+  // The project's own install: npm adds the embedder to the project's package.json.
+  const env = npmEnv(c.home, { npm_config_prefix: path.join(c.root, "npm-global") });
+  await enableEmbeddings(c.dir, env, path.join(c.project, "package-lock.json"));
+  const deps = JSON.parse(fs.readFileSync(path.join(c.project, "package.json"), "utf8"));
+  assert.ok(deps.dependencies[EMBED_PACKAGE], JSON.stringify(deps));
 });
 
 /** An OpenCode home whose user npm config names the registry. */
@@ -202,7 +285,7 @@ async function openCodeTurn(home, srv) {
 
 test(
   'OpenCode 1.18: "plugin": ["smarter-compact"] installs it from the registry and loads it; doctor ok',
-  { timeout: 300_000 },
+  { timeout: 600_000 },
   async () => {
     const srv = await startServer({ script: script() });
     const home = openCodeHome(srv, { plugin: [OWN_PACKAGE] });
@@ -214,8 +297,29 @@ test(
         path.join(at, "node_modules", OWN_PACKAGE),
         path.join(at, "package-lock.json"),
       );
-      const ok = assertDoctorOk(await doctor(env), "opencode");
+      const before = await doctor(env);
+      const ok = assertDoctorOk(before, "opencode");
       assert.ok(ok.message.includes(path.join(home.configDir, "opencode.json")), ok.message);
+      hostEmbeddings(before, "opencode", false);
+      // From OpenCode's own install: the embedder goes into the same packages folder.
+      const out = await enableEmbeddings(
+        path.join(at, "node_modules", OWN_PACKAGE),
+        npmEnv(home.home, {
+          XDG_CACHE_HOME: path.join(home.home, ".cache"),
+          npm_config_prefix: path.join(home.root, "npm-global"),
+        }),
+        path.join(at, "package-lock.json"),
+      );
+      assert.ok(out.startsWith(`this install (${path.join(at, "node_modules")})`), out);
+      hostEmbeddings(await doctor(env), "opencode", true);
+      await assertHybridInHost(srv, () =>
+        runOpenCode({
+          home,
+          prompt: "search",
+          env: { SMARTER_COMPACT_STATE_DIR: env.SMARTER_COMPACT_STATE_DIR },
+          timeoutMs: 180_000,
+        }),
+      );
     } finally {
       await srv.close();
       cleanup(home);
@@ -225,7 +329,7 @@ test(
 
 test(
   "OpenCode 1.18: `opencode plugin smarter-compact` adds it to the project and installs it; doctor ok",
-  { timeout: 300_000 },
+  { timeout: 600_000 },
   async () => {
     const srv = await startServer({ script: script() });
     const home = openCodeHome(srv);
@@ -254,7 +358,7 @@ for (const legacy of [false, true]) {
   const name = legacy ? "Pi 0.73 (Node 20)" : "Pi 1.x (Node 22)";
   test(
     `${name}: \`pi install npm:smarter-compact\` installs it from the registry; Pi loads it; doctor ok`,
-    { timeout: 300_000 },
+    { timeout: 600_000 },
     async () => {
       const srv = await startServer({ script: script() });
       const home = setupPiHome({ server: srv });
@@ -300,8 +404,28 @@ for (const legacy of [false, true]) {
           PI_CODING_AGENT_DIR: home.agentDir,
           SMARTER_COMPACT_STATE_DIR: stateDir,
         };
-        const ok = assertDoctorOk(await doctor(env, ["--project", home.proj]), "pi");
+        const before = await doctor(env, ["--project", home.proj]);
+        const ok = assertDoctorOk(before, "pi");
         assert.ok(ok.message.includes(dir), ok.message);
+        hostEmbeddings(before, "pi", false);
+        // Pi 1.x: npm --prefix <agent dir>/npm; Pi 0.73: npm -g into the same global prefix.
+        const out = await enableEmbeddings(
+          dir,
+          npmEnv(home.home, { ...npmPrefix, PI_CODING_AGENT_DIR: home.agentDir }),
+          legacy ? null : path.join(root, "package-lock.json"),
+        );
+        assert.ok(out.includes(legacy ? `-g --prefix ${prefix}` : `--prefix ${root}`), out);
+        hostEmbeddings(await doctor(env, ["--project", home.proj]), "pi", true);
+        await assertHybridInHost(srv, () =>
+          runPi({
+            home,
+            legacy,
+            discover: true,
+            prompt: "search",
+            env: { ...npmPrefix, SMARTER_COMPACT_STATE_DIR: stateDir },
+            timeoutMs: 180_000,
+          }),
+        );
       } finally {
         await srv.close();
         cleanup(home);

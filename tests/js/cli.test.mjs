@@ -37,8 +37,10 @@ describe("status", () => {
       "last activity",
     ])
       assert.ok(lines[1].includes(h), h);
-    assert.equal(lines.length, 4);
+    assert.equal(lines.length, 5);
     assert.ok(lines[2].startsWith(B) && lines[3].startsWith(A), r.stdout);
+    // The run has no model folder (helpers/cli.mjs): the last line says embeddings are off.
+    assert.match(lines[4], /^embeddings: off — .* not found; full-text search only$/);
     const cols = lines[3].split(/\s{2,}/);
     const u = a.status.usage;
     assert.deepEqual(cols.slice(0, 4), [

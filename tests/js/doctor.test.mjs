@@ -300,8 +300,7 @@ test("a store whose -wal sql.js cannot read, where sql.js is the only backend: a
   mkdirSync(join(pkg, "node_modules"), { recursive: true });
   cpSync(join(repo, "npm", "package.json"), join(pkg, "package.json"));
   cpSync(join(repo, "npm", "js"), join(pkg, "js"), { recursive: true });
-  for (const d of ["pkg", "pkg-edit", "pkg-embed", "models", "data"])
-    symlinkSync(join(repo, "npm", d), join(pkg, d));
+  for (const d of ["pkg", "pkg-edit", "data"]) symlinkSync(join(repo, "npm", d), join(pkg, d));
   for (const m of ["sql.js", "jsonc-parser"])
     symlinkSync(join(repo, "node_modules", m), join(pkg, "node_modules", m));
   const h = home();

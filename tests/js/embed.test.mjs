@@ -1,4 +1,5 @@
-// The wasm embedder in its worker thread, on the real model (npm/models/, or
+// The wasm embedder in its worker thread, on the real model (npm-embed/, the embedder package the
+// checkout links as node_modules/smarter-compact-embed, or
 // SMARTER_COMPACT_MODEL_DIR): reference vectors, batching, edge-case texts and errors. This is
 // the embedder's test suite: the shipped embedder is this wasm build, so the tract model is not
 // also built natively for a test (`cargo bench --features embed` runs it natively). The host's event loop during a

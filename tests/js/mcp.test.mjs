@@ -295,7 +295,7 @@ describe("rpc", () => {
         method: "tools/call",
         params: { name: "compact_context", arguments: { messages, query, target_ratio: 0.3 } },
       });
-    const modelDir = new URL("../../npm/models/", import.meta.url).pathname;
+    const modelDir = new URL("../../npm-embed/models/", import.meta.url).pathname;
     const answer = (env) => {
       const r = run(["rpc"], {
         env,

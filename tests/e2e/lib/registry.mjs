@@ -1,11 +1,11 @@
 // A local npm registry for the install tests: verdaccio (pinned in package.json) on 127.0.0.1 at
-// a free port the system picks, with its storage, config and users in a temp dir. The package
-// `smarter-compact` exists only here (publish needs a user this module creates); every other name
-// is proxied to the registry `npm config get registry` names, so the package's dependencies
-// resolve as they would for a user.
+// a free port the system picks, with its storage, config and users in a temp dir. The packages
+// `smarter-compact` and `smarter-compact-embed` exist only here (publish needs a user this module
+// creates); every other name is proxied to the registry `npm config get registry` names, so the
+// packages' dependencies resolve as they would for a user.
 //
 //   const reg = await startRegistry();
-//   await reg.publish(tarball);             // npm publish, as a maintainer would
+//   await reg.publish(tarball);             // npm publish, as a maintainer would (each package)
 //   fs.writeFileSync(`${home}/.npmrc`, reg.npmrc);   // what a user's npm / OpenCode / Pi then read
 //   await reg.close();
 //
@@ -22,8 +22,10 @@ import { hostPaths } from "./hosts.mjs";
 import { scratchDir } from "../../js/helpers/scratch.mjs";
 
 const SELF = fileURLToPath(import.meta.url);
-/** The only package this registry holds itself (never proxied). */
+/** The core package, held by this registry itself (never proxied). */
 export const OWN_PACKAGE = "smarter-compact";
+/** The embedder package, held here too. */
+export const EMBED_PACKAGE = "smarter-compact-embed";
 
 /** The registry the user's npm uses (what the dependencies are proxied to). */
 export function upstreamRegistry() {
@@ -37,6 +39,7 @@ function writeConfig(root, uplink) {
     uplinks: { upstream: { url: uplink, timeout: "60s", max_fails: 3 } },
     packages: {
       [OWN_PACKAGE]: { access: "$all", publish: "$authenticated", unpublish: "$authenticated" },
+      [EMBED_PACKAGE]: { access: "$all", publish: "$authenticated", unpublish: "$authenticated" },
       // scoped names need their own pattern (`**` does not cross the `/`)
       "@*/*": { access: "$all", publish: "$nobody", proxy: "upstream" },
       "**": { access: "$all", publish: "$nobody", proxy: "upstream" },
@@ -99,6 +102,7 @@ export async function startRegistry({ uplink = upstreamRegistry(), timeoutMs = 6
   }
   const url = `http://127.0.0.1:${port}/`;
   const exited = new Promise((r) => child.once("exit", r));
+  let userconfig = null;
   return {
     url,
     port,
@@ -106,15 +110,17 @@ export async function startRegistry({ uplink = upstreamRegistry(), timeoutMs = 6
     npmrc: `registry=${url}\n`,
     /** Creates the maintainer (first call) and `npm publish`es the tarball with its token. */
     async publish(tarball) {
-      const res = await fetch(`${url}-/user/org.couchdb.user:maintainer`, {
-        method: "PUT",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ name: "maintainer", password: "e2e-maintainer-pw", type: "user" }),
-      });
-      const { token } = await res.json();
-      if (!token) throw new Error(`verdaccio gave no token (${res.status})`);
-      const userconfig = path.join(root, "publish.npmrc");
-      fs.writeFileSync(userconfig, `registry=${url}\n//127.0.0.1:${port}/:_authToken=${token}\n`);
+      if (!userconfig) {
+        const res = await fetch(`${url}-/user/org.couchdb.user:maintainer`, {
+          method: "PUT",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ name: "maintainer", password: "e2e-maintainer-pw", type: "user" }),
+        });
+        const { token } = await res.json();
+        if (!token) throw new Error(`verdaccio gave no token (${res.status})`);
+        userconfig = path.join(root, "publish.npmrc");
+        fs.writeFileSync(userconfig, `registry=${url}\n//127.0.0.1:${port}/:_authToken=${token}\n`);
+      }
       return execFileSync(
         "npm",
         ["publish", tarball, "--registry", url, "--userconfig", userconfig, "--access", "public"],
