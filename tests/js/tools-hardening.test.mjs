@@ -1,0 +1,166 @@
+// The MCP server and the recall tools under hostile input (issue 15, findings 12 and 14), driven
+// over raw stdio lines so that malformed and oversized lines can be sent: a line over 10 MB and
+// a line that is not JSON are answered with JSON-RPC errors and the server keeps serving;
+// smart_compact_get refuses a start_line past 2^32 instead of wrapping it to line 1; search's
+// answer is capped however long the query; compact_context refuses an oversized list at once.
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { before, test } from "node:test";
+import { CLI, cleanEnv, replayInto, tempDir } from "./helpers/cli.mjs";
+
+const STATE = tempDir("sc-hard-state-");
+const SID = "django-14034";
+
+/** A server on raw stdio: `send(line)`, `next(id)` (its answer), `exited`. */
+function startServer() {
+  const child = spawn(process.execPath, [CLI, "mcp", "--state-dir", STATE, "--session", SID], {
+    env: cleanEnv(),
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let buf = "";
+  const answers = new Map();
+  const waiting = new Map();
+  child.stdout.setEncoding("utf8");
+  child.stdout.on("data", (c) => {
+    buf += c;
+    let nl;
+    while ((nl = buf.indexOf("\n")) !== -1) {
+      const msg = JSON.parse(buf.slice(0, nl));
+      buf = buf.slice(nl + 1);
+      const key = JSON.stringify(msg.id ?? null);
+      if (waiting.has(key)) {
+        waiting.get(key)(msg);
+        waiting.delete(key);
+      } else answers.set(key, msg);
+    }
+  });
+  child.stderr.resume();
+  child.stdin.on("error", () => {}); // a server that exited: its answers are null
+  let code;
+  const exited = new Promise((resolve) =>
+    child.on("close", (c) => {
+      code = c;
+      for (const w of waiting.values()) w(null);
+      resolve(c);
+    }),
+  );
+  return {
+    child,
+    exited,
+    get code() {
+      return code;
+    },
+    send: (line) => new Promise((r) => child.stdin.write(`${line}\n`, r)),
+    /** The answer to `id` (null once the server has exited without one, or after a generous
+     * deadline: a server that never answers). */
+    next(id, ms = 60_000) {
+      const key = JSON.stringify(id);
+      if (answers.has(key)) {
+        const m = answers.get(key);
+        answers.delete(key);
+        return Promise.resolve(m);
+      }
+      if (code !== undefined) return Promise.resolve(null);
+      return new Promise((r) => {
+        const timer = setTimeout(() => {
+          waiting.delete(key);
+          r(null);
+        }, ms);
+        waiting.set(key, (m) => {
+          clearTimeout(timer);
+          r(m);
+        });
+      });
+    },
+  };
+}
+
+const call = (id, name, args) =>
+  JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } });
+
+before(async () => {
+  await replayInto(STATE, "django__django-14034.json", SID);
+});
+
+/** A fresh, initialised server for one test, killed after it. */
+async function initialised(t) {
+  const server = startServer();
+  t.after(() => server.child.kill("SIGKILL"));
+  await server.send(
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "t", version: "1" },
+      },
+    }),
+  );
+  assert.ok((await server.next(0))?.result, "initialize");
+  await server.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
+  return server;
+}
+
+test("a line over 10 MB is answered with an error and the server keeps serving", async (t) => {
+  const server = await initialised(t);
+  const huge = call(1, "smart_compact_search", { query: "x".repeat(11 * 2 ** 20) });
+  await server.send(huge);
+  await server.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }));
+  const [big, list] = [await server.next(1), await server.next(2)];
+  assert.equal(server.code, undefined, "the server exited");
+  assert.equal(big?.error?.code, -32600, JSON.stringify(big)?.slice(0, 300));
+  assert.match(big.error.message, /too large/);
+  assert.equal(list?.result?.tools?.length, 5);
+});
+
+test("a line that is not JSON gets -32700 and the next request its answer", async (t) => {
+  const server = await initialised(t);
+  await server.send('{"jsonrpc": "2.0", "id": 3, "method": ');
+  await server.send(JSON.stringify({ jsonrpc: "2.0", id: 4, method: "ping" }));
+  const parse = await server.next(null);
+  assert.equal(parse?.error?.code, -32700, JSON.stringify(parse));
+  assert.deepEqual((await server.next(4))?.result, {});
+});
+
+test("smart_compact_get refuses a start_line the wasm boundary cannot hold", async (t) => {
+  const server = await initialised(t);
+  for (const [id, start_line] of [
+    [5, 2 ** 32],
+    [6, 2 ** 32 + 3],
+    [7, 2 ** 53],
+  ]) {
+    await server.send(call(id, "smart_compact_get", { id: "3", start_line }));
+    const r = (await server.next(id))?.result;
+    assert.equal(r?.isError, true, `${start_line}: ${r?.content?.[0]?.text.slice(0, 200)}`);
+    assert.match(r.content[0].text, /^E_ARG: .*start_line/);
+  }
+  await server.send(call(8, "smart_compact_get", { id: "3", start_line: 1 }));
+  assert.equal((await server.next(8))?.result?.isError, undefined);
+});
+
+test("search's answer is capped however long the query", async (t) => {
+  const server = await initialised(t);
+  const query = `MultiValueField ${"needle ".repeat(150_000)}`;
+  await server.send(call(9, "smart_compact_search", { query, scope: "all" }));
+  const r = (await server.next(9))?.result;
+  const text = r?.content?.[0]?.text ?? "";
+  assert.ok(text.length > 0 && text.length < 20_000, `${text.length} characters`);
+  assert.match(text, /more bytes\]/);
+});
+
+test("compact_context refuses 50k messages at once with the limit in its error", async (t) => {
+  const server = await initialised(t);
+  const messages = Array.from({ length: 50_000 }, (_, i) => ({
+    role: "user",
+    content: `turn ${i}`,
+  }));
+  await server.send(call(10, "compact_context", { messages }));
+  const r = (await server.next(10))?.result;
+  assert.equal(r?.isError, true, r?.content?.[0]?.text.slice(0, 200));
+  assert.match(
+    r.content[0].text,
+    /^E_ARG: .*compact_context takes at most 2000 messages, got 50000/,
+  );
+});
