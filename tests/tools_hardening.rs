@@ -19,6 +19,8 @@ fn the_guard_refuses_a_forbidden_function_however_its_name_is_written() {
         "SELECT \"ZeroBlob\" /* a */ -- b\n (5)",
         "SELECT hex(\"randomblob\"\t(8))",
         "SELECT 1 FROM messages WHERE \"writefile\" ('/tmp/x', text)",
+        "\0WITH", // found by the fuzz target `guard`: SQLite reads nothing before the NUL
+        "SELECT 1\0; DELETE FROM messages",
     ] {
         let err = check_sql(bad).map(|_| ()).expect_err(bad);
         assert_eq!(err.code(), "E_SQL_REFUSED", "{bad}");

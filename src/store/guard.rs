@@ -57,6 +57,11 @@ pub fn check_sql(sql: &str) -> Result<String> {
     if sql.len() > MAX_SQL_BYTES {
         return refuse("the statement is longer than 10000 bytes");
     }
+    if sql.contains('\0') {
+        // SQLite stops reading at a NUL: what follows would be checked here and never run (or,
+        // by a backend that passes it on, run unchecked).
+        return refuse("the statement contains a NUL character");
+    }
     let words = scan(sql)?;
     let Some(first) = words.first() else {
         return refuse("empty statement");
