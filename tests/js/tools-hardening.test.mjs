@@ -3,18 +3,24 @@
 // a line that is not JSON are answered with JSON-RPC errors and the server keeps serving;
 // smart_compact_get refuses a start_line past 2^32 instead of wrapping it to line 1; search's
 // answer is capped however long the query; compact_context refuses an oversized list at once.
+// Two properties held already before issue 15's fixes and are kept here: the server holds no
+// store open between calls (finding 8: nothing to evict, its descriptors stay flat over many
+// sessions), and read-only tools leave a sql.js store's file as it was (finding 13).
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { copyFileSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { before, test } from "node:test";
+import { sessionPath } from "../../npm/js/index.js";
 import { CLI, cleanEnv, replayInto, tempDir } from "./helpers/cli.mjs";
 
 const STATE = tempDir("sc-hard-state-");
 const SID = "django-14034";
 
 /** A server on raw stdio: `send(line)`, `next(id)` (its answer), `exited`. */
-function startServer() {
-  const child = spawn(process.execPath, [CLI, "mcp", "--state-dir", STATE, "--session", SID], {
-    env: cleanEnv(),
+function startServer({ state = STATE, env = {} } = {}) {
+  const child = spawn(process.execPath, [CLI, "mcp", "--state-dir", state, "--session", SID], {
+    env: cleanEnv(env),
     stdio: ["pipe", "pipe", "pipe"],
   });
   let buf = "";
@@ -83,8 +89,8 @@ before(async () => {
 });
 
 /** A fresh, initialised server for one test, killed after it. */
-async function initialised(t) {
-  const server = startServer();
+async function initialised(t, opts) {
+  const server = startServer(opts);
   t.after(() => server.child.kill("SIGKILL"));
   await server.send(
     JSON.stringify({
@@ -163,4 +169,55 @@ test("compact_context refuses 50k messages at once with the limit in its error",
     r.content[0].text,
     /^E_ARG: .*compact_context takes at most 2000 messages, got 50000/,
   );
+});
+
+test("the server keeps no store open between calls: its descriptors stay flat over 60 sessions", async (t) => {
+  const state = tempDir("sc-hard-many-");
+  await replayInto(state, "django__django-14034.json", SID);
+  for (let i = 0; i < 60; i++) copyFileSync(sessionPath(state, SID), sessionPath(state, `s${i}`));
+  const server = await initialised(t, { state });
+  const fds = () => readdirSync(`/proc/${server.child.pid}/fd`).length;
+  let id = 100;
+  const round = async () => {
+    for (let i = 0; i < 60; i++) {
+      const args = i % 2 ? { session: `s${i}`, query: "MultiValueField" } : { session: `s${i}` };
+      await server.send(call(id, i % 2 ? "smart_compact_search" : "context_status", args));
+      assert.equal((await server.next(id++))?.result?.isError, undefined, `s${i}`);
+    }
+  };
+  await round();
+  const first = fds();
+  await round();
+  await round();
+  assert.equal(fds(), first);
+});
+
+test("read-only tools leave a sql.js store's file as it was (same inode, time and bytes)", async (t) => {
+  const state = tempDir("sc-hard-sqljs-");
+  process.env.SMARTER_COMPACT_SQLITE = "sql.js";
+  try {
+    await replayInto(state, "django__django-14034.json", SID);
+  } finally {
+    delete process.env.SMARTER_COMPACT_SQLITE;
+  }
+  const path = sessionPath(state, SID);
+  const look = () => {
+    const s = statSync(path);
+    const sha = createHash("sha256").update(readFileSync(path)).digest("hex");
+    return { ino: s.ino, mtimeMs: s.mtimeMs, sha };
+  };
+  const before = look();
+  const server = await initialised(t, { state, env: { SMARTER_COMPACT_SQLITE: "sql.js" } });
+  const calls = [
+    ["smart_compact_sql", { sql: "SELECT count(*) FROM messages" }],
+    ["smart_compact_search", { query: "MultiValueField", scope: "all" }],
+    ["smart_compact_get", { id: "3" }],
+    ["context_status", {}],
+  ];
+  let id = 200;
+  for (const [name, args] of calls) {
+    await server.send(call(id, name, args));
+    assert.equal((await server.next(id++))?.result?.isError, undefined, name);
+  }
+  assert.deepEqual(look(), before);
 });
