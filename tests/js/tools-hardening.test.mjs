@@ -11,6 +11,7 @@ import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { copyFileSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { before, test } from "node:test";
+import { salvageId } from "../../npm/js/cli/mcp-transport.js";
 import { sessionPath } from "../../npm/js/index.js";
 import { CLI, cleanEnv, replayInto, tempDir } from "./helpers/cli.mjs";
 
@@ -220,4 +221,12 @@ test("read-only tools leave a sql.js store's file as it was (same inode, time an
     assert.equal((await server.next(id++))?.result?.isError, undefined, name);
   }
   assert.deepEqual(look(), before);
+});
+
+test("an oversized request's id is read from either end of its line, else null", () => {
+  const body = "x".repeat(100);
+  assert.equal(salvageId(`{"jsonrpc":"2.0","id":7,"method":"tools/call",${body}`, ""), 7);
+  assert.equal(salvageId(`{"method":"tools/call"`, `${body}},"jsonrpc":"2.0","id":"a-1"}`), "a-1");
+  assert.equal(salvageId(`{"method":"x"`, `${body}"args":{"id":3}}`), null); // nested, not the request's
+  assert.equal(salvageId(`{"method":"x"`, `${body}"text":"\\"id\\":5}"}`), null);
 });
