@@ -142,6 +142,9 @@ fn guard_regressions() {
         (b"VALUES (1), (2)", true),
         (b"SELECT 1; DELETE FROM messages", false),
         (b"SELECT \"zeroblob\"(10)", false),
+        // Token mode: `SELECT count(*)FROM messages `, then `SELECT "zeroblob"(1)`.
+        (&[0xFF, 0, 52, 35, 36], true),
+        (&[0xFF, 0, 17, 3, 39, 4], false),
     ] {
         assert_eq!(
             fuzz_guard::guard(seed),
