@@ -168,7 +168,7 @@ test("compact_context refuses 50k messages at once with the limit in its error",
   assert.equal(r?.isError, true, r?.content?.[0]?.text.slice(0, 200));
   assert.match(
     r.content[0].text,
-    /^E_ARG: .*compact_context takes at most 2000 messages, got 50000/,
+    /^E_ARG: .*compact_context takes at most 500 messages, got 50000/,
   );
 });
 
