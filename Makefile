@@ -188,11 +188,12 @@ bench-embed: build build-embed node_modules/.package-lock.json
 	node bench/embed-run.mjs
 
 ## Coverage-guided fuzzing of the message adapters, compression, the digest, the error-aware
-## compressor's failure lines and the cut planner (FUZZ_SECONDS per target; stable Rust with
-## RUSTC_BOOTSTRAP, as cargo-fuzz needs nightly flags). A crash lands
+## compressor's failure lines, the cut planner and the SQL tool's guard (against SQLite's own
+## parse) (FUZZ_SECONDS per target; stable Rust with RUSTC_BOOTSTRAP, as cargo-fuzz needs
+## nightly flags). A crash lands
 ## in fuzz/artifacts/<target>/: copy it to fuzz/regressions/<target>/ and `make test` checks it.
 FUZZ_SECONDS ?= 600
-FUZZ_TARGETS := adapters compression digest failures planner
+FUZZ_TARGETS := adapters compression digest failures planner guard
 
 fuzz: setup-rust
 	@command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz

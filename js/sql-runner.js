@@ -1,17 +1,38 @@
 // Child process of the SQL tool: runs one checked read-only query on its own read-only
 // connection and prints {columns, rows, truncated} (or {error}) as JSON. Running it in a child
-// is what bounds its time: none of the JS SQLite backends exposes a progress handler or an
-// interrupt, so the parent kills this process at the deadline. It prints READY (a line) on
-// stdout once the database is open, just before the query: the parent's deadline starts there.
+// is what bounds it: none of the JS SQLite backends exposes a progress handler or an
+// interrupt, so the parent kills this process at the deadline, and a watchdog thread inside it
+// (js/sql-watchdog.js) stops it at the deadline too, past its memory bound, or when its parent
+// is gone. It prints READY (a line) on stdout once the database is open, just before the query:
+// the deadlines start there. SQLite's hard_heap_limit is set as well, though of the four
+// backends only sql.js's build enforces it (the others are built with SQLITE_DEFAULT_MEMSTATUS=0
+// or ignore it): the watchdog's bound is the one that holds everywhere.
 // SMARTER_COMPACT_SQL_START_DELAY_MS (tests only) delays the start, as a loaded machine does.
+import { Worker } from "node:worker_threads";
 import { openSqlite } from "./shims/index.js";
+import { SQL_MEMORY_BYTES, SQL_TIMEOUT_MS } from "./sql.js";
+
+/** Slack of the runner's own deadline over the parent's, so that normally the parent stops it. */
+const GRACE_MS = 1000;
+// First of all, so that a runner whose parent dies while it starts stops too.
+const watchdog = new Worker(new URL("./sql-watchdog.js", import.meta.url), {
+  workerData: { ppid: process.ppid, graceMs: GRACE_MS },
+});
+watchdog.unref();
 
 const delay = Number(process.env.SMARTER_COMPACT_SQL_START_DELAY_MS ?? 0);
 if (delay > 0) await new Promise((r) => setTimeout(r, delay));
 
 const chunks = [];
 for await (const c of process.stdin) chunks.push(c);
-const { kind, path, sql, maxRows } = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+const {
+  kind,
+  path,
+  sql,
+  maxRows,
+  timeoutMs = SQL_TIMEOUT_MS,
+  memoryBytes = SQL_MEMORY_BYTES,
+} = JSON.parse(Buffer.concat(chunks).toString("utf8"));
 
 const cell = (v) => {
   if (v instanceof Uint8Array) return `<blob ${v.length} bytes>`;
@@ -29,6 +50,7 @@ try {
       // older SQLite without the pragma: the guard and the deadline still hold
     }
   }
+  watchdog.postMessage({ timeoutMs, memoryBytes });
   process.stdout.write("READY\n");
   const { columns, rows } = db.iterate(sql);
   const taken = [];

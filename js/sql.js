@@ -8,6 +8,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { codedError } from "./errors.js";
+import { STOP_PREFIX } from "./sql-watchdog.js";
 
 const RUNNER = fileURLToPath(new URL("./sql-runner.js", import.meta.url));
 /** Default deadline of one query, counted from the runner's READY line. */
@@ -16,8 +17,25 @@ export const SQL_TIMEOUT_MS = 5000;
 export const SQL_STARTUP_MS = 60000;
 /** The line the runner prints on stdout before it runs the query. */
 export const READY_LINE = "READY\n";
+/** Default memory a query may use: how far the runner may grow over its size at READY. */
+export const SQL_MEMORY_BYTES = 512 * 2 ** 20;
+/** The runner's JS heap cap under Node, in MB (rows and cells are bounded far below it). */
+const V8_HEAP_MB = 1024;
 /** Largest answer accepted from the child. */
 const MAX_STDOUT = 16 * 1024 * 1024;
+/** Most stderr kept from the child (where its watchdog says why it stopped). */
+const MAX_STDERR = 64 * 1024;
+
+/** The watchdog's `{code, error}` from the child's stderr, or null. */
+function stopped(stderr) {
+  const line = stderr.split("\n").find((l) => l.startsWith(STOP_PREFIX));
+  if (!line) return null;
+  try {
+    return JSON.parse(line.slice(STOP_PREFIX.length));
+  } catch {
+    return null;
+  }
+}
 
 /** Runs a checked statement read-only; resolves to {columns, rows, truncated}. */
 export function runReadonlySql({
@@ -27,11 +45,14 @@ export function runReadonlySql({
   maxRows,
   timeoutMs = SQL_TIMEOUT_MS,
   startupMs = SQL_STARTUP_MS,
+  memoryBytes = SQL_MEMORY_BYTES,
 }) {
   return new Promise((resolve, reject) => {
     // The host's own runtime runs the child: Node, Bun, a Bun-compiled app such as OpenCode
     // (BUN_BE_BUN makes it act as bun), or Electron (ELECTRON_RUN_AS_NODE makes it act as node).
-    const child = spawn(process.execPath, [RUNNER], {
+    // Node's flags only under Node: Bun and a Bun-compiled host take no V8 options.
+    const heap = process.versions.bun ? [] : [`--max-old-space-size=${V8_HEAP_MB}`];
+    const child = spawn(process.execPath, [...heap, RUNNER], {
       stdio: ["pipe", "pipe", "pipe"],
       env: { ...process.env, ELECTRON_RUN_AS_NODE: "1", BUN_BE_BUN: "1" },
     });
@@ -68,7 +89,11 @@ export function runReadonlySql({
         timeoutMs,
       );
     });
-    child.stderr.resume();
+    let stderr = "";
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (c) => {
+      if (stderr.length < MAX_STDERR) stderr += c;
+    });
     child.on("error", (e) => {
       clearTimeout(timer);
       reject(codedError("E_SQL", `could not start the query runner: ${e.message}`, e));
@@ -76,6 +101,8 @@ export function runReadonlySql({
     child.on("close", () => {
       clearTimeout(timer);
       if (why) return reject(codedError("E_SQL", why));
+      const stop = stopped(stderr);
+      if (stop) return reject(codedError(stop.code ?? "E_SQL", stop.error));
       let res;
       try {
         res = JSON.parse(Buffer.concat(out).toString("utf8"));
@@ -87,6 +114,6 @@ export function runReadonlySql({
       if (res.error) return reject(codedError(res.code ?? "E_SQL", res.error));
       resolve(res);
     });
-    child.stdin.end(JSON.stringify({ kind, path, sql, maxRows }));
+    child.stdin.end(JSON.stringify({ kind, path, sql, maxRows, timeoutMs, memoryBytes }));
   });
 }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::fuzz_checks;
+use common::{fuzz_checks, fuzz_guard};
 
 fn regressions_dir() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions")
@@ -40,7 +40,14 @@ fn every_fuzz_target_has_a_regressions_folder() {
     names.sort();
     assert_eq!(
         names,
-        ["adapters", "compression", "digest", "failures", "planner"],
+        [
+            "adapters",
+            "compression",
+            "digest",
+            "failures",
+            "guard",
+            "planner"
+        ],
         "each target below has a test here"
     );
     for name in names {
@@ -124,4 +131,29 @@ fn planner_regressions() {
     inputs("planner")
         .iter()
         .for_each(|d| fuzz_checks::planner(d));
+}
+
+#[test]
+fn guard_regressions() {
+    // Seeds: queries the guard lets through (checked against SQLite's parse) and ones it refuses.
+    for (seed, allowed) in [
+        (&b"SELECT count(*) FROM messages"[..], true),
+        (b"WITH x(a) AS (SELECT 1) SELECT a FROM x; -- done", true),
+        (b"VALUES (1), (2)", true),
+        (b"SELECT 1; DELETE FROM messages", false),
+        (b"SELECT \"zeroblob\"(10)", false),
+        // Token mode: `SELECT count(*)FROM messages `, then `SELECT "zeroblob"(1)`.
+        (&[0xFF, 0, 52, 35, 36], true),
+        (&[0xFF, 0, 17, 3, 39, 4], false),
+    ] {
+        assert_eq!(
+            fuzz_guard::guard(seed),
+            allowed,
+            "{}",
+            String::from_utf8_lossy(seed)
+        );
+    }
+    inputs("guard").iter().for_each(|d| {
+        fuzz_guard::guard(d);
+    });
 }

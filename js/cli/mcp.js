@@ -1,19 +1,19 @@
 // `smarter-compact mcp`: a stdio MCP server with the five tools, on @modelcontextprotocol/sdk.
 // Nothing but protocol goes to stdout; a failing tool is a tool result with isError, never a
-// crash of the server.
+// crash of the server, and a bad or oversized line is answered with a JSON-RPC error
+// (js/cli/mcp-transport.js), never the end of the session.
 import { version } from "../index.js";
+import { LineTransport } from "./mcp-transport.js";
 import { errorResult, mcpTools, okResult, toolCaller } from "./tool-calls.js";
 
 /** Starts the server on stdin/stdout; resolves when the client goes away. */
 export async function mcpCommand({ stateDir, session }) {
   // Anything printed by accident would corrupt the protocol: console output goes to stderr.
   for (const m of ["log", "info", "debug"]) console[m] = (...a) => console.error(...a);
-  const [{ Server }, { StdioServerTransport }, { ListToolsRequestSchema, CallToolRequestSchema }] =
-    await Promise.all([
-      import("@modelcontextprotocol/sdk/server/index.js"),
-      import("@modelcontextprotocol/sdk/server/stdio.js"),
-      import("@modelcontextprotocol/sdk/types.js"),
-    ]);
+  const [{ Server }, { ListToolsRequestSchema, CallToolRequestSchema }] = await Promise.all([
+    import("@modelcontextprotocol/sdk/server/index.js"),
+    import("@modelcontextprotocol/sdk/types.js"),
+  ]);
   const call = toolCaller({ stateDir, session });
   const tools = await mcpTools();
   const server = new Server(
@@ -39,7 +39,7 @@ export async function mcpCommand({ stateDir, session }) {
     process.once("SIGINT", resolve);
     process.once("SIGTERM", resolve);
   });
-  await server.connect(new StdioServerTransport());
+  await server.connect(new LineTransport());
   await closed;
   await server.close().catch(() => {});
   return 0;

@@ -6,6 +6,7 @@
 
 use crate::error::Result;
 pub use crate::memory::from_cut::Memory;
+use crate::store::defuse;
 
 /// Most memories in one recall block.
 pub const MAX_MEMORIES: usize = 5;
@@ -49,9 +50,7 @@ pub fn recall_block(memories: &[String]) -> String {
         while !m.is_char_boundary(end) {
             end -= 1;
         }
-        let text = m[..end]
-            .replace("</smarter-compact", "<\\/smarter-compact")
-            .replace('\n', " ");
+        let text = defuse(&m[..end]).replace('\n', " ");
         out.push_str("- ");
         out.push_str(&text);
         out.push('\n');

@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
+use super::fence::{defuse, FENCE_CLOSE, FENCE_OPEN};
 use super::ids::validate_id;
-use super::search::{defuse, FENCE_CLOSE, FENCE_OPEN};
 use super::sql::{Sql, SqlValue};
 use crate::compress::lines;
 use crate::error::{Error, Result};

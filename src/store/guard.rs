@@ -6,7 +6,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::search::{defuse, FENCE_CLOSE, FENCE_OPEN};
+use super::fence::{defuse, FENCE_CLOSE, FENCE_OPEN};
 use crate::error::{Error, Result};
 
 /// Longest statement accepted.
@@ -57,15 +57,21 @@ pub fn check_sql(sql: &str) -> Result<String> {
     if sql.len() > MAX_SQL_BYTES {
         return refuse("the statement is longer than 10000 bytes");
     }
+    if sql.contains('\0') {
+        // SQLite stops reading at a NUL: what follows would be checked here and never run (or,
+        // by a backend that passes it on, run unchecked).
+        return refuse("the statement contains a NUL character");
+    }
     let words = scan(sql)?;
     let Some(first) = words.first() else {
         return refuse("empty statement");
     };
-    if !matches!(first.text.as_str(), "SELECT" | "WITH" | "VALUES") {
+    if first.quoted || !matches!(first.text.as_str(), "SELECT" | "WITH" | "VALUES") {
         return refuse("only one read-only query is allowed (SELECT, WITH … SELECT or VALUES)");
     }
     for w in &words {
-        if FORBIDDEN.contains(&w.text.as_str()) || (w.text == "REPLACE" && !w.call) {
+        let keyword = !w.quoted;
+        if keyword && (FORBIDDEN.contains(&w.text.as_str()) || (w.text == "REPLACE" && !w.call)) {
             return Err(Error::SqlRefused(format!(
                 "{} is not allowed: the session database is read-only",
                 w.text
@@ -84,70 +90,126 @@ pub fn check_sql(sql: &str) -> Result<String> {
     Ok(body.to_string())
 }
 
-/// A keyword or identifier outside strings and comments; `call` when a `(` follows it.
+/// A name outside strings and comments, as SQLite reads it: a bare word (a keyword or an
+/// identifier) or a quoted identifier (`"…"`, `[…]`, `` `…` ``, its quotes unescaped); `call`
+/// when the next token is `(`, whatever white space or comments come between.
 struct Word {
+    /// The name, upper-cased.
     text: String,
+    /// Written in quotes or brackets: a name, never a keyword.
+    quoted: bool,
     call: bool,
 }
 
-/// Splits out the bare words; refuses a second statement and unterminated strings or comments.
+/// A token of the statement; white space and comments are none.
+enum Token {
+    Name { text: String, quoted: bool },
+    Open,
+    Other,
+}
+
+/// Splits out the names; refuses a second statement and unterminated strings, identifiers or
+/// comments.
 fn scan(sql: &str) -> Result<Vec<Word>> {
     let b = sql.as_bytes();
-    let mut words: Vec<Word> = Vec::new();
+    let unterminated = || Error::SqlRefused("unterminated string, identifier or comment".into());
+    let mut tokens: Vec<Token> = Vec::new();
     let mut i = 0;
     let mut ended = false;
     while i < b.len() {
         let c = b[i];
-        let close = |i: usize, end: &[u8]| -> Result<usize> {
-            find(b, i, end).ok_or_else(|| {
-                Error::SqlRefused("unterminated string, identifier or comment".into())
-            })
-        };
-        match c {
-            b'\'' => i = close(i + 1, b"'")? + 1,
-            b'"' => i = close(i + 1, b"\"")? + 1,
-            b'`' => i = close(i + 1, b"`")? + 1,
-            b'[' => i = close(i + 1, b"]")? + 1,
-            b'-' if b.get(i + 1) == Some(&b'-') => i = find(b, i, b"\n").map_or(b.len(), |e| e + 1),
-            b'/' if b.get(i + 1) == Some(&b'*') => i = close(i + 2, b"*/")? + 2,
-            b';' => {
-                ended = true;
+        if c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        if c == b'-' && b.get(i + 1) == Some(&b'-') {
+            i = find(b, i, b"\n").map_or(b.len(), |e| e + 1);
+            continue;
+        }
+        if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            i = find(b, i + 2, b"*/").ok_or_else(unterminated)? + 2;
+            continue;
+        }
+        if c == b';' {
+            ended = true;
+            i += 1;
+            continue;
+        }
+        if ended {
+            return Err(Error::SqlRefused("one statement only".into()));
+        }
+        let token = match c {
+            b'(' => {
                 i += 1;
+                Token::Open
             }
-            c if c.is_ascii_whitespace() => i += 1,
-            _ => {
-                if ended {
-                    return Err(Error::SqlRefused("one statement only".into()));
-                }
-                if c.is_ascii_alphabetic() || c == b'_' || c >= 0x80 {
-                    let start = i;
-                    while i < b.len()
-                        && (b[i].is_ascii_alphanumeric()
-                            || b[i] == b'_'
-                            || b[i] == b'$'
-                            || b[i] >= 0x80)
-                    {
-                        i += 1;
-                    }
-                    let mut j = i;
-                    while j < b.len() && b[j].is_ascii_whitespace() {
-                        j += 1;
-                    }
-                    words.push(Word {
-                        text: String::from_utf8_lossy(&b[start..i]).to_ascii_uppercase(),
-                        call: b.get(j) == Some(&b'('),
-                    });
-                } else {
+            b'\'' => {
+                i = quoted(b, i, b'\'').ok_or_else(unterminated)?.1;
+                Token::Other
+            }
+            b'"' | b'`' | b'[' => {
+                let close = if c == b'[' { b']' } else { c };
+                let (text, next) = quoted(b, i, close).ok_or_else(unterminated)?;
+                i = next;
+                Token::Name { text, quoted: true }
+            }
+            c if c.is_ascii_alphabetic() || c == b'_' || c >= 0x80 => {
+                let start = i;
+                while i < b.len()
+                    && (b[i].is_ascii_alphanumeric()
+                        || b[i] == b'_'
+                        || b[i] == b'$'
+                        || b[i] >= 0x80)
+                {
                     i += 1;
                 }
+                let text = String::from_utf8_lossy(&b[start..i]).into_owned();
+                Token::Name {
+                    text,
+                    quoted: false,
+                }
             }
+            _ => {
+                i += 1;
+                Token::Other
+            }
+        };
+        tokens.push(token);
+    }
+    let mut words = Vec::new();
+    for (k, t) in tokens.iter().enumerate() {
+        if let Token::Name { text, quoted } = t {
+            words.push(Word {
+                text: text.to_ascii_uppercase(),
+                quoted: *quoted,
+                call: matches!(tokens.get(k + 1), Some(Token::Open)),
+            });
         }
     }
     Ok(words)
 }
 
-/// Index of the first `end` at or after `from`. A doubled quote inside a string is an escaped quote
-/// and is skipped by the caller's next search.
+/// A quoted token starting at `b[at]` and closed by `close`, a doubled `close` standing for one
+/// (SQLite's escape; `[…]` has none): its unescaped text and the index after it.
+fn quoted(b: &[u8], at: usize, close: u8) -> Option<(String, usize)> {
+    let mut text = Vec::new();
+    let mut i = at + 1;
+    loop {
+        let c = *b.get(i)?;
+        if c == close {
+            if close != b']' && b.get(i + 1) == Some(&close) {
+                text.push(close);
+                i += 2;
+                continue;
+            }
+            return Some((String::from_utf8_lossy(&text).into_owned(), i + 1));
+        }
+        text.push(c);
+        i += 1;
+    }
+}
+
+/// Index of the first `end` at or after `from`.
 fn find(b: &[u8], from: usize, end: &[u8]) -> Option<usize> {
     let mut i = from;
     while i + end.len() <= b.len() {

@@ -1,6 +1,7 @@
 //! The session store seen from the engine: a trait, so the engine runs the same over the
 //! in-memory store (tests, no persistence) and over SQLite through the host's shim.
 
+mod fence;
 mod get;
 mod guard;
 mod hybrid;
@@ -12,6 +13,7 @@ mod sql;
 mod sqlite;
 pub mod vectors;
 
+pub use fence::{defuse, FENCE_CLOSE, FENCE_OPEN};
 pub use get::{get, Page, GREP_LINE_BYTES, GREP_MAX_BYTES, PAGE_BYTES, PAGE_LINES};
 pub use guard::{check_sql, SqlRows, MAX_ROWS};
 pub use hybrid::{hybrid_search, Found};
@@ -19,8 +21,7 @@ pub use ids::{validate_id, MAX_ID_LEN};
 pub use in_memory::MemStore;
 pub use schema::{migrate, readable_version, EMBEDDINGS_SINCE, SCHEMA_DOC, SCHEMA_VERSION};
 pub use search::{
-    bm25, defuse, index_terms, match_expr, render_hits, search, snippet, Hit, Scope, FENCE_CLOSE,
-    FENCE_OPEN, MAX_HITS,
+    bm25, index_terms, match_expr, render_hits, search, snippet, Hit, Scope, MAX_HITS,
 };
 pub use sql::{scalar, transaction, Sql, SqlValue};
 pub use sqlite::SqlStore;

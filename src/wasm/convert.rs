@@ -56,6 +56,22 @@ pub fn from_js<T: DeserializeOwned>(value: JsValue, what: &str) -> Result<T> {
     serde_wasm_bindgen::from_value(value).map_err(|e| arg(format!("{what}: {e}")))
 }
 
+/// A whole-number argument from JS (`start_line`, `limit`): 0 means "not given"; anything else
+/// must be an integer from 1 to `u32::MAX`, checked here because wasm-bindgen's own `u32`
+/// conversion wraps (2^32 would arrive as 0, 2^32 + 3 as 3).
+pub fn count_arg(value: f64, what: &str) -> Result<Option<usize>> {
+    if value == 0.0 {
+        return Ok(None);
+    }
+    if !(value.fract() == 0.0 && (1.0..=f64::from(u32::MAX)).contains(&value)) {
+        return Err(arg(format!(
+            "{what} must be an integer from 1 to {}, got {value}",
+            u32::MAX
+        )));
+    }
+    Ok(Some(value as usize))
+}
+
 /// A JS value as JSON (`undefined` and `null` become `null`).
 pub fn json(value: JsValue, what: &str) -> Result<Value> {
     if value.is_undefined() || value.is_null() {

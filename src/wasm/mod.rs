@@ -24,7 +24,7 @@ use crate::store::vectors::DIM;
 #[cfg(feature = "engine-api")]
 use crate::store::{check_sql, render_hits, validate_id, Scope, SqlRows, SqlStore, SCHEMA_DOC};
 #[cfg(feature = "engine-api")]
-use convert::{arg, error, from_js, json, to_js, Result};
+use convert::{arg, count_arg, error, from_js, json, to_js, Result};
 #[cfg(feature = "engine-api")]
 use serde_json::Value;
 #[cfg(feature = "engine-api")]
@@ -162,7 +162,7 @@ impl Engine {
     pub fn search(
         &mut self,
         query: &str,
-        limit: u32,
+        limit: f64,
         scope: &str,
         query_vec: Option<Vec<f32>>,
     ) -> Result<JsValue> {
@@ -177,7 +177,12 @@ impl Engine {
         };
         let found = self
             .inner
-            .search(query, limit as usize, scope, query_vec.as_deref())
+            .search(
+                query,
+                count_arg(limit, "limit")?.unwrap_or(0),
+                scope,
+                query_vec.as_deref(),
+            )
             .map_err(error)?;
         let text = render_hits(query, &found.hits, scope, &found.how());
         to_js(
@@ -214,14 +219,13 @@ impl Engine {
 
     /// `smart_compact_get`: `{page, text}`; 0 and "" mean "not given".
     #[wasm_bindgen(unchecked_return_type = "GetResult")]
-    pub fn get(&mut self, id: &str, start_line: u32, end_line: u32, grep: &str) -> Result<JsValue> {
-        let opt = |n: u32| (n > 0).then_some(n as usize);
+    pub fn get(&mut self, id: &str, start_line: f64, end_line: f64, grep: &str) -> Result<JsValue> {
         let page = self
             .inner
             .get(
                 id,
-                opt(start_line),
-                opt(end_line),
+                count_arg(start_line, "start_line")?,
+                count_arg(end_line, "end_line")?,
                 Some(grep).filter(|g| !g.is_empty()),
             )
             .map_err(error)?;
@@ -306,6 +310,7 @@ pub fn message_texts(
     #[wasm_bindgen(unchecked_param_type = "unknown[]")] messages: JsValue,
 ) -> Result<Vec<String>> {
     let msgs: Vec<Value> = from_js(messages, "messages must be an array")?;
+    crate::memory::compact_context::check_count(msgs.len()).map_err(error)?;
     Ok(msgs
         .iter()
         .map(crate::memory::compact_context::message_text)

@@ -142,6 +142,7 @@ pub fn replay<S: smarter_compact::store::Store>(
 }
 
 pub mod fuzz_checks;
+pub mod fuzz_guard;
 pub mod hosts;
 pub mod invariants;
 pub mod native_sql;
