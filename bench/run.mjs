@@ -311,6 +311,7 @@ async function speed() {
     });
     const bare = child("node20", "rss", { messages, bare: true });
     out.rssRuns.push({ run, bare });
+    save("speed", out); // what is measured so far survives a run stopped in the longest step
     log(`peak RSS at ${messages} messages in ${((performance.now() - a) / 1000).toFixed(1)}s`);
   }
   const largest = out.rssRuns[out.rssRuns.length - 1];

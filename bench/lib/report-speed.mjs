@@ -165,7 +165,7 @@ export function speedSection(sp, { bench, latSvg, proxy, facts, speedModel, node
       `same process without the engine (builds the session only): ${sp.rssBare?.maxRssMB.toFixed(0)} MB → engine + store ≈ ${(sp.rss.maxRssMB - (sp.rssBare?.maxRssMB ?? 0)).toFixed(0)} MB, ${((sp.rss.maxRssMB - (sp.rssBare?.maxRssMB ?? 0)) / (sp.rss.bytes / 1e6)).toFixed(1)}× the session's JSON`,
     ]);
   for (const { run, bare } of sp.rssRuns ?? [])
-    if (run !== sp.rss)
+    if (run.messages !== sp.rss?.messages)
       rows.push([
         `peak RSS, session of ${tok(run.messages)} messages (${(run.bytes / 1e6).toFixed(0)} MB JSON), fed in ${run.chunks?.length} growing requests, then ${run.steady?.n} steady requests`,
         `${run.maxRssMB.toFixed(0)} MB`,
