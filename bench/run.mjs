@@ -274,6 +274,21 @@ async function speed() {
   log(
     `hook ratio at ${sizes.join("/")} messages in ${((performance.now() - a) / 1000).toFixed(1)}s`,
   );
+  a = performance.now();
+  // the other formats at the table's sizes, each format in its own child
+  out.hookFormats = out.hook.filter((h) => sp.hookSizes.includes(h.messages));
+  for (const format of ["anthropic", "opencode"])
+    out.hookFormats.push(
+      ...child("node20", "hook", {
+        sizes: sp.hookSizes,
+        steady: sp.steadyRequests,
+        model,
+        formats: [format],
+      }),
+    );
+  log(
+    `hook in the anthropic and opencode formats in ${((performance.now() - a) / 1000).toFixed(1)}s`,
+  );
   out.ingest = [];
   for (const [backend, runtime] of [
     ["sql.js", "node20"],
@@ -296,14 +311,23 @@ async function speed() {
     }
     log(`ingest + search ${backend} in ${((performance.now() - a) / 1000).toFixed(1)}s`);
   }
-  a = performance.now();
-  out.rss = child("node20", "rss", {
-    messages: sp.rssMessages,
-    chunk: Math.max(1000, sp.rssMessages / 10),
-    model,
-  });
-  out.rssBare = child("node20", "rss", { messages: sp.rssMessages, bare: true });
-  log(`peak RSS at ${sp.rssMessages} messages in ${((performance.now() - a) / 1000).toFixed(1)}s`);
+  // peak RSS, each session size in its own child, with and without the engine
+  out.rssRuns = [];
+  for (const messages of sp.rssSizes) {
+    a = performance.now();
+    const run = child("node20", "rss", {
+      messages,
+      chunk: Math.max(1000, messages / 10),
+      model,
+    });
+    const bare = child("node20", "rss", { messages, bare: true });
+    out.rssRuns.push({ run, bare });
+    save("speed", out); // what is measured so far survives a run stopped in the longest step
+    log(`peak RSS at ${messages} messages in ${((performance.now() - a) / 1000).toFixed(1)}s`);
+  }
+  const largest = out.rssRuns[out.rssRuns.length - 1];
+  out.rss = largest?.run;
+  out.rssBare = largest?.bare;
   const wasm = readFileSync(join(ROOT, "npm", "pkg", "smarter_compact_bg.wasm"));
   out.wasm = { raw: wasm.length, gzip: gzipSync(wasm, { level: 9 }).length };
   const js = ["smarter_compact.js"].map((f) => statSync(join(ROOT, "npm", "pkg", f)).size);

@@ -4,6 +4,7 @@ import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { resolveStateDir, engineOptions } from "./config.js";
 import { asCoded, codedError, isTrap } from "./errors.js";
+import { MessageIds } from "./message-ids.js";
 import { applyRewrite } from "./rewrite.js";
 import { openSqlite } from "./shims/index.js";
 import { runReadonlySql, SQL_TIMEOUT_MS } from "./sql.js";
@@ -12,6 +13,8 @@ import { statusText } from "./status.js";
 import { engineModule, discardInstance } from "./wasm.js";
 
 const SCOPES = new Set(["trimmed", "all"]);
+/** Formats whose requests go by message id (the engine reads their messages as they are). */
+const BY_ID = new Set(["openai", "anthropic"]);
 const MODES = new Set(["auto", "fts", "hybrid"]);
 
 /** Path of a session's database under a state directory. */
@@ -43,6 +46,8 @@ class Compactor {
   #bankShim = null;
   #embedding = null;
   #readonly;
+  /** The message ids of the current engine's cached requests. */
+  #ids = null;
 
   constructor(sessionId, stateDir, options, sqlite, embedder, readonly) {
     this.#sessionId = sessionId;
@@ -174,22 +179,19 @@ class Compactor {
       if (!Array.isArray(messages)) throw codedError("E_ARG", "messages must be an array");
       if (typeof format !== "string") throw codedError("E_FORMAT", "format must be a string");
       const engine = await this.#live();
-      let body;
-      try {
-        body = JSON.stringify(messages);
-      } catch (e) {
-        throw codedError("E_ARG", `messages must be JSON-serialisable: ${e.message}`, e);
-      }
+      const wire = {
+        model,
+        format,
+        overheadTokens,
+        contextWindow,
+        reserveTokens,
+        cacheTtlMs,
+        nowMs: nowMs ?? Date.now(),
+      };
       const result = JSON.parse(
-        engine.transform(body, {
-          model,
-          format,
-          overheadTokens,
-          contextWindow,
-          reserveTokens,
-          cacheTtlMs,
-          nowMs: nowMs ?? Date.now(),
-        }),
+        BY_ID.has(format)
+          ? this.#byId(engine, messages, wire)
+          : engine.transform(serialise(messages), wire),
       );
       this.#storeError = null;
       const { messages: out, sources } = applyRewrite(messages, result.rewrite);
@@ -233,6 +235,27 @@ class Compactor {
         },
       };
     }
+  }
+
+  /** Runs a request by message ids: unchanged messages the engine saw in the previous request
+   * are not serialised again; when the engine needs their texts after all, every text is sent. */
+  #byId(engine, messages, wire) {
+    if (this.#ids?.engine !== engine) this.#ids = { engine, ids: new MessageIds() };
+    const ids = this.#ids.ids;
+    let req = serialiseWith(() => ids.request(messages));
+    let out = engine.transformCached(req.ids, req.fresh, req.texts, wire);
+    if (out === undefined) {
+      req = serialiseWith(() => ids.request(messages, true));
+      out = engine.transformCached(req.ids, req.fresh, req.texts, wire);
+    }
+    if (out === undefined) throw codedError("E_STORE", "the engine refused every message text");
+    ids.accepted(req);
+    return out;
+  }
+
+  /** How many messages requests by id have serialised so far (unchanged ones are not). */
+  get serialisedMessages() {
+    return this.#ids?.ids.serialised ?? 0;
   }
 
   /**
@@ -390,6 +413,19 @@ function panicMessage(glue) {
     return glue.takePanic();
   } catch {
     return undefined; // the trap came from a corrupted instance, not a panic
+  }
+}
+
+/** The request's JSON text (E_ARG when it has none). */
+function serialise(messages) {
+  return serialiseWith(() => JSON.stringify(messages));
+}
+
+function serialiseWith(fn) {
+  try {
+    return fn();
+  } catch (e) {
+    throw codedError("E_ARG", `messages must be JSON-serialisable: ${e.message}`, e);
   }
 }
 

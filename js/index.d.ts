@@ -221,6 +221,9 @@ export interface Compactor {
   flush(): boolean;
   /** Waits until the background embedding round, if any, is done. */
   settled(): Promise<void>;
+  /** Messages serialised so far by requests in the openai and anthropic formats, which go by
+   * message id: a message object passed again unchanged is not serialised again. */
+  readonly serialisedMessages: number;
   /** The embedder, the memory bank and the source name `compactContext` uses for this session. */
   memoryContext(): Promise<MemoryContext>;
   /** Flushes and releases the store and the bank. */

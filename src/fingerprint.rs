@@ -4,6 +4,55 @@
 //! names the message *and* the whole history before it: two requests share a prefix exactly when
 //! they share the fingerprint of its last message.
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A map keyed by fingerprints or small integers, hashed with [`KeyHasher`].
+pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<KeyHasher>>;
+
+/// A hasher for keys that are already well spread (fingerprints are cryptographic hashes) or
+/// small integers: a multiply-rotate per word, several times cheaper than SipHash per lookup.
+/// Not for keys an adversary chooses.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct KeyHasher(u64);
+
+impl KeyHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.add(u64::from_le_bytes(c.try_into().unwrap_or_default()));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut last = [0u8; 8];
+            last[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(last));
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.add(u64::from(n));
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.add(n);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 /// A 128-bit fingerprint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct Fp(pub [u8; 16]);
@@ -79,6 +128,20 @@ mod tests {
         assert_eq!(a, Fp::START.then(b"x"));
         assert_ne!(a, Fp::START.then(b"y"));
         assert_ne!(a.then(b"z"), Fp::START.then(b"z"));
+    }
+
+    #[test]
+    fn key_hasher_tells_keys_apart() {
+        let mut m: FastMap<Fp, u32> = FastMap::default();
+        let mut fp = Fp::START;
+        for i in 0..1000u32 {
+            fp = fp.then(&i.to_le_bytes());
+            m.insert(fp, i);
+        }
+        assert_eq!(m.len(), 1000);
+        assert_eq!(m.get(&fp), Some(&999));
+        let ids: FastMap<u32, u32> = (0..1000).map(|i| (i, i * 2)).collect();
+        assert_eq!(ids.get(&7), Some(&14));
     }
 
     #[test]

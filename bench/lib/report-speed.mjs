@@ -81,6 +81,7 @@ export function speedSection(sp, { bench, latSvg, proxy, facts, speedModel, node
       `At ${tok(sp.rss.messages)} messages (${(sp.rss.bytes / 1e6).toFixed(0)} MB of JSON) a request of ${NEW} new messages takes ${ms(sp.rss.steady.p50)} ms (p50), ${ms(sp.rss.steady.p95)} ms (p95)${sp.rss.steadyStringify ? `; JSON.stringify of it ${ms(sp.rss.steadyStringify.p50)} ms (p50): ${ratio(sp.rss.steady.p50 / sp.rss.steadyStringify.p50)}` : ""}.`,
     );
   L.push("");
+  if (sp.hookFormats) L.push(formatsSection(sp));
   if (latSvg) L.push(`![Latency vs session size](${latSvg})`);
   L.push("");
   L.push(`### Ingest rate and search latency per SQLite backend`);
@@ -163,6 +164,13 @@ export function speedSection(sp, { bench, latSvg, proxy, facts, speedModel, node
       `${sp.rss.maxRssMB.toFixed(0)} MB`,
       `same process without the engine (builds the session only): ${sp.rssBare?.maxRssMB.toFixed(0)} MB → engine + store ≈ ${(sp.rss.maxRssMB - (sp.rssBare?.maxRssMB ?? 0)).toFixed(0)} MB, ${((sp.rss.maxRssMB - (sp.rssBare?.maxRssMB ?? 0)) / (sp.rss.bytes / 1e6)).toFixed(1)}× the session's JSON`,
     ]);
+  for (const { run, bare } of sp.rssRuns ?? [])
+    if (run.messages !== sp.rss?.messages)
+      rows.push([
+        `peak RSS, session of ${tok(run.messages)} messages (${(run.bytes / 1e6).toFixed(0)} MB JSON), fed in ${run.chunks?.length} growing requests, then ${run.steady?.n} steady requests`,
+        `${run.maxRssMB.toFixed(0)} MB`,
+        `same process without the engine: ${bare.maxRssMB.toFixed(0)} MB → engine + store ≈ ${(run.maxRssMB - bare.maxRssMB).toFixed(0)} MB`,
+      ]);
   if (sp.rss?.chunks) {
     const slow = sp.rss.chunks.reduce((a, b) => (b.ms > a.ms ? b : a));
     rows.push([
@@ -175,6 +183,106 @@ export function speedSection(sp, { bench, latSvg, proxy, facts, speedModel, node
   L.push("");
   if (proxy) L.push(proxySection(proxy, node));
   L.push(embedSection(bench));
+  return L.join("\n");
+}
+
+/** Goals of issue 14 (items 6 and 7) against the figures of this run. */
+export const GOALS = {
+  /** Hook p50 at 10k messages ÷ at 1k messages, at most. */
+  growth10kOver1k: 2,
+  /** Hook p50 at 1k messages ÷ JSON.stringify of the request, at most. */
+  hookOverStringify1k: 1.5,
+  /** MB a 10k-message session adds to the process's peak RSS, at most. */
+  rssAdded10kMB: 150,
+  /** Peak RSS of a 100k-message session, MB, at most. */
+  rssPeak100kMB: 512,
+};
+
+const verdict = (value, goal, unit = "×") =>
+  value <= goal
+    ? `met (${unit === "×" ? ratio(value) : `${value.toFixed(0)} ${unit}`} ≤ ${goal}${unit === "×" ? "×" : ` ${unit}`})`
+    : `not met: ${unit === "×" ? ratio(value) : `${value.toFixed(0)} ${unit}`}, ${unit === "×" ? ratio(value / goal) : `${(value - goal).toFixed(0)} ${unit}`} over the goal of ${goal}${unit === "×" ? "×" : ` ${unit}`}`;
+
+function formatsSection(sp) {
+  const NEW = SPEED.newPerRequest;
+  const L = [`### Hook time per format, and the goals`, ""];
+  L.push(
+    `The same synthetic session in each format (\`bench/lib/synth-formats.mjs\`: converted once, so a request is a slice of the same objects, as a host that keeps its messages passes them; OpenCode has one message per exchange, so its requests grow by one item for the ${NEW} OpenAI messages). The openai and anthropic requests go by message id: a message object passed again unchanged (checked field by field) is not serialised again; opencode requests are serialised whole. "texts per request": messages serialised per timed request.`,
+  );
+  L.push("");
+  const fmts = [...new Set(sp.hookFormats.map((h) => h.format ?? "openai"))];
+  const rows = [];
+  for (const f of fmts)
+    for (const h of sp.hookFormats.filter((x) => (x.format ?? "openai") === f))
+      rows.push([
+        f,
+        String(h.messages),
+        String(h.items ?? h.messages),
+        `${(h.bytes / 1e6).toFixed(1)} MB`,
+        `${ms(h.hook.p50)} / ${ms(h.hook.p95)}`,
+        `${ms(h.stringify.p50)} / ${ms(h.stringify.p95)}`,
+        `${ratio(h.ratio.p50)} / ${ratio(h.ratio.p95)}`,
+        h.serialisedPerRequest === undefined ? "–" : h.serialisedPerRequest.toFixed(1),
+        String(h.trims),
+      ]);
+  if (sp.rss?.steady)
+    rows.push([
+      "openai (RSS run)",
+      String(sp.rss.messages),
+      String(sp.rss.messages),
+      `${(sp.rss.bytes / 1e6).toFixed(1)} MB`,
+      `${ms(sp.rss.steady.p50)} / ${ms(sp.rss.steady.p95)}`,
+      sp.rss.steadyStringify
+        ? `${ms(sp.rss.steadyStringify.p50)} / ${ms(sp.rss.steadyStringify.p95)}`
+        : "–",
+      sp.rss.steadyStringify ? ratio(sp.rss.steady.p50 / sp.rss.steadyStringify.p50) : "–",
+      "–",
+      "–",
+    ]);
+  L.push(
+    table(
+      [
+        "format",
+        "messages (OpenAI)",
+        "items",
+        "request size",
+        "hook p50 / p95 (ms)",
+        "JSON.stringify p50 / p95 (ms)",
+        "ratio p50 / p95",
+        "texts per request",
+        "trims",
+      ],
+      rows,
+    ),
+  );
+  L.push("");
+  const goals = [];
+  for (const f of fmts) {
+    const at = (n) => sp.hookFormats.find((h) => (h.format ?? "openai") === f && h.messages === n);
+    const [k1, k10] = [at(1000), at(10000)];
+    if (k1 && k10)
+      goals.push(
+        `${f}: p50 at 10k ÷ p50 at 1k ${verdict(k10.hook.p50 / k1.hook.p50, GOALS.growth10kOver1k)}`,
+      );
+    if (k1)
+      goals.push(
+        `${f}: p50 at 1k ÷ JSON.stringify ${verdict(k1.hook.p50 / k1.stringify.p50, GOALS.hookOverStringify1k)}`,
+      );
+  }
+  for (const { run, bare } of sp.rssRuns ?? []) {
+    if (run.messages === 10000)
+      goals.push(
+        `10k-message session: RSS added over the process without the engine ${verdict(run.maxRssMB - bare.maxRssMB, GOALS.rssAdded10kMB, "MB")}`,
+      );
+    if (run.messages === 100000)
+      goals.push(
+        `100k-message session: peak RSS ${verdict(run.maxRssMB, GOALS.rssPeak100kMB, "MB")} (the process without the engine peaks at ${bare.maxRssMB.toFixed(0)} MB)`,
+      );
+  }
+  L.push(`Goals (issue 14, items 6 and 7):`);
+  L.push("");
+  for (const g of goals) L.push(`- ${g}`);
+  L.push("");
   return L.join("\n");
 }
 

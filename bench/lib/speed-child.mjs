@@ -11,6 +11,7 @@ import { createCompactor, openSqlite } from "../../npm/js/index.js";
 import { quantile } from "./stats.mjs";
 import { SPEED } from "./speed-params.mjs";
 import { codingSession, logRows } from "./synth.mjs";
+import { sessionInFormat } from "./synth-formats.mjs";
 
 const [job, arg] = process.argv.slice(2);
 const opts = JSON.parse(arg ?? "{}");
@@ -26,42 +27,52 @@ const pct = (xs) => ({ p50: quantile(xs, 0.5), p95: quantile(xs, 0.95), n: xs.le
 
 async function hook() {
   const out = [];
-  for (const n of opts.sizes) {
-    const s = codingSession(n, 7);
-    const c = await createCompactor({ sessionId: `hook-${n}`, stateDir: tmp(), embedder: false });
-    const K = opts.steady;
-    const start = Math.max(NEW, n - NEW * K);
-    // the session up to `start` arrives first (bulk ingest, not timed), then K requests of NEW new messages
-    await c.transform(s.slice(0, start), { model: opts.model, format: "openai" });
-    const hookMs = [];
-    const strMs = [];
-    const ratio = [];
-    let trims = 0;
-    for (let k = start + NEW; k <= n; k += NEW) {
-      const req = s.slice(0, k);
-      let a = now();
-      JSON.stringify(req);
-      const st = now() - a;
-      a = now();
-      const r = await c.transform(req, { model: opts.model, format: "openai" });
-      const h = now() - a;
-      if (r.stats.fail_open) throw new Error(`fail-open at ${n}: ${r.stats.error?.message}`);
-      if (r.stats.trimmed) trims++;
-      hookMs.push(h);
-      strMs.push(st);
-      ratio.push(h / st);
+  for (const format of opts.formats ?? ["openai"])
+    for (const n of opts.sizes) {
+      const openai = codingSession(n, 7);
+      const s = sessionInFormat(openai, format);
+      const c = await createCompactor({
+        sessionId: `hook-${format}-${n}`,
+        stateDir: tmp(),
+        embedder: false,
+      });
+      const K = opts.steady;
+      const start = Math.max(NEW, n - NEW * K);
+      // the session up to `start` arrives first (bulk ingest, not timed), then K requests of NEW new messages
+      await c.transform(s.at(start), { model: opts.model, format });
+      const hookMs = [];
+      const strMs = [];
+      const ratio = [];
+      let trims = 0;
+      const serialisedBefore = c.serialisedMessages;
+      for (let k = start + NEW; k <= n; k += NEW) {
+        const req = s.at(k);
+        let a = now();
+        JSON.stringify(req);
+        const st = now() - a;
+        a = now();
+        const r = await c.transform(req, { model: opts.model, format });
+        const h = now() - a;
+        if (r.stats.fail_open) throw new Error(`fail-open at ${n}: ${r.stats.error?.message}`);
+        if (r.stats.trimmed) trims++;
+        hookMs.push(h);
+        strMs.push(st);
+        ratio.push(h / st);
+      }
+      out.push({
+        format,
+        messages: n,
+        items: s.at(n).length,
+        bytes: JSON.stringify(s.at(n)).length,
+        hook: pct(hookMs),
+        stringify: pct(strMs),
+        ratio: pct(ratio),
+        trims,
+        serialisedPerRequest: (c.serialisedMessages - serialisedBefore) / hookMs.length,
+        backend: (await c.status()).store.backend,
+      });
+      await c.close();
     }
-    out.push({
-      messages: n,
-      bytes: JSON.stringify(s).length,
-      hook: pct(hookMs),
-      stringify: pct(strMs),
-      ratio: pct(ratio),
-      trims,
-      backend: (await c.status()).store.backend,
-    });
-    await c.close();
-  }
   return out;
 }
 
@@ -190,11 +201,17 @@ async function ingest() {
   return res;
 }
 
+/** JSON size of a message list without building its whole JSON text (which would raise the
+ * peak RSS being measured). */
+const jsonBytes = (msgs) => msgs.reduce((n, m) => n + JSON.stringify(m).length + 1, 1);
+
 async function rss() {
   const n = opts.messages;
-  const s = codingSession(n, 5, opts.scale ?? 1);
-  const bytes = JSON.stringify(s).length;
-  const res = { messages: n, bytes, bare: !!opts.bare };
+  const extra = NEW * SPEED.steadyAtFull;
+  // one session, grown to n and then by NEW per steady request (the host's own objects)
+  const s = codingSession(n + extra, 5, opts.scale ?? 1);
+  const res = { messages: n, bytes: jsonBytes(s.slice(0, n)), bare: !!opts.bare };
+  res.baselineRssMB = process.memoryUsage().rss / 2 ** 20;
   if (!opts.bare) {
     const c = await createCompactor({ sessionId: "rss", stateDir: tmp(), embedder: false });
     const chunk = opts.chunk;
@@ -207,25 +224,29 @@ async function rss() {
       if (k === n) break;
     }
     // steady state at full length: NEW new messages per request
-    const extra = NEW * SPEED.steadyAtFull;
-    const more = codingSession(n + extra, 5, opts.scale ?? 1);
     const steady = [];
-    const str = [];
     for (let k = n + NEW; k <= n + extra; k += NEW) {
-      const req = more.slice(0, k);
-      let a = now();
-      JSON.stringify(req);
-      str.push(now() - a);
-      a = now();
+      const req = s.slice(0, k);
+      const a = now();
       await c.transform(req, { model: opts.model, format: "openai" });
       steady.push(now() - a);
     }
     res.chunks = times;
     res.steady = pct(steady);
-    res.steadyStringify = pct(str);
+    res.afterRssMB = process.memoryUsage().rss / 2 ** 20;
     await c.close();
   }
+  // the peak so far, before the reference below builds whole JSON texts
   res.maxRssMB = process.resourceUsage().maxRSS / 1024;
+  if (!opts.bare) {
+    const str = [];
+    for (let k = n + NEW; k <= n + extra; k += NEW) {
+      const a = now();
+      JSON.stringify(s.slice(0, k));
+      str.push(now() - a);
+    }
+    res.steadyStringify = pct(str);
+  }
   return res;
 }
 

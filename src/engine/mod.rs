@@ -1,6 +1,7 @@
 //! One request end to end: fingerprint → read and store new messages (compressing large tool
 //! results at first sight) → re-apply the sticky cut or plan a new one → edit plan + stats.
 
+mod cached;
 mod digest;
 mod output;
 mod read;
@@ -17,13 +18,14 @@ use serde_json::value::RawValue;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::facts::{Blob, MsgInfo};
-use crate::fingerprint::Fp;
+use crate::fingerprint::{FastMap, Fp};
 use crate::format::Format;
 use crate::memory::recall::{recall_block, Recall, MAX_MEMORIES};
 use crate::rewrite::{OutPlan, Rewrite};
 use crate::store::{RequestRecord, RequestWrite, Store, Usage};
 use crate::trim::{plan, Cut, PlanParams};
 
+pub use cached::Seen;
 pub use restore::{RestorePlan, Restored};
 pub use status::{Stats, Status};
 
@@ -64,7 +66,7 @@ pub struct Engine<S: Store> {
     store: S,
     config: Config,
     /// Every message seen, by chained fingerprint.
-    known: HashMap<Fp, MsgInfo>,
+    known: FastMap<Fp, MsgInfo>,
     /// Tool name of every call seen, by call id.
     call_names: HashMap<String, String>,
     /// Cuts, oldest first.
@@ -79,6 +81,8 @@ pub struct Engine<S: Store> {
     /// The memory bank cuts write to and, when recall is on, consult; with the session its
     /// memories are attributed to.
     recall: Option<(Box<dyn Recall>, String)>,
+    /// The fingerprints of the last cached request's messages, by the caller's ids.
+    seen: Seen,
 }
 
 impl<S: Store> Engine<S> {
@@ -86,25 +90,33 @@ impl<S: Store> Engine<S> {
     pub fn open(mut store: S, config: Config) -> Result<Self> {
         let loaded = store.load()?;
         let mut call_names = HashMap::new();
-        let mut known = HashMap::with_capacity(loaded.messages.len());
+        let mut known =
+            FastMap::with_capacity_and_hasher(loaded.messages.len(), Default::default());
         for m in loaded.messages {
             for (id, name) in &m.calls {
                 call_names.insert(id.clone(), name.clone());
             }
             known.insert(m.fp, m);
         }
+        let mut cuts = loaded.cuts;
+        for c in &mut cuts {
+            // The plan looks a message's superseded results up by index (a stable sort: a
+            // no-op on what this engine writes).
+            c.superseded.sort_by_key(|s| s.at);
+        }
         Ok(Engine {
             store,
             config,
             known,
             call_names,
-            cuts: loaded.cuts,
+            cuts,
             usage: loaded.usage,
             last: loaded.last_request,
             manual_pending: false,
             unrecorded_fail_opens: 0,
             cache: output::Cache::default(),
             recall: None,
+            seen: Seen::default(),
         })
     }
 
@@ -153,7 +165,7 @@ impl<S: Store> Engine<S> {
         })?;
         let Some(host) = opts.format.host() else {
             let texts: Vec<&str> = raws.iter().map(|r| r.get()).collect();
-            let (plan, stats) = self.transform_canonical(&texts, opts)?;
+            let (plan, stats) = self.transform_texts(&texts, opts)?;
             return Ok(Outcome {
                 rewrite: plan.rewrite(),
                 stats,
@@ -167,7 +179,7 @@ impl<S: Store> Engine<S> {
         let canon = host.read(&items)?;
         let texts: Vec<String> = canon.iter().map(|c| c.message.to_string()).collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let (plan, mut stats) = self.transform_canonical(&refs, opts)?;
+        let (plan, mut stats) = self.transform_texts(&refs, opts)?;
         let rewrite = crate::format::host::host_rewrite(host, &plan, &canon, &items);
         stats.messages_before = items.len();
         stats.messages_after = rewrite.len();
@@ -176,29 +188,51 @@ impl<S: Store> Engine<S> {
 
     /// Rewrites one request given as canonical messages (JSON texts in the canonical wire format
     /// of `opts.format`): the plan over those messages and what happened.
-    fn transform_canonical(
+    fn transform_texts(
         &mut self,
         raws: &[&str],
         opts: &TransformOptions,
     ) -> Result<(OutPlan, Stats)> {
-        let mut fps = Vec::with_capacity(raws.len());
-        let mut fp = Fp::START;
-        for raw in raws {
-            fp = fp.then(raw.as_bytes());
-            fps.push(fp);
+        let texts: Vec<Option<&str>> = raws.iter().copied().map(Some).collect();
+        let fps = cached::chain(raws);
+        self.transform_canonical(&texts, &fps, opts)?
+            .ok_or_else(|| Error::Store("every message text was given, yet one was missing".into()))
+    }
+
+    /// Rewrites one request of canonical messages with chained fingerprints `fps`, of which
+    /// `texts` holds the JSON texts the caller gave (`None`: an unchanged message whose text was
+    /// not sent again). `Ok(None)` when the request needs a text it was not given: the new
+    /// messages, every message when a new cut is planned, and the messages whose edited form
+    /// this process has not built yet; nothing is changed or recorded then.
+    fn transform_canonical(
+        &mut self,
+        texts: &[Option<&str>],
+        fps: &[Fp],
+        opts: &TransformOptions,
+    ) -> Result<Option<(OutPlan, Stats)>> {
+        let first_unknown = fps
+            .iter()
+            .position(|f| !self.known.contains_key(f))
+            .unwrap_or(fps.len());
+        if texts[first_unknown..].iter().any(Option::is_none) {
+            return Ok(None);
         }
+        let all_texts = texts.iter().all(Option::is_some);
+        // Only read where a text was given: the new messages, or a new cut once all are there.
+        let raws: Vec<&str> = texts.iter().map(|t| t.unwrap_or("")).collect();
+        let (raws, fps) = (raws.as_slice(), fps);
         let adapter = opts.format.adapter();
         let window = self.config.window_for(&opts.model, opts.context_window);
         let trim_at = self
             .config
             .trim_at_for(&opts.model, window, opts.reserve_tokens);
-        let mut fresh = read::read_new(self, raws, &fps, adapter, trim_at)?;
+        let mut fresh = read::read_new(self, raws, fps, adapter, trim_at)?;
         let n = raws.len();
         let first_new = n - fresh.messages.len();
-        let lifting = self.lifting(&fps)?;
+        let lifting = self.lifting(fps)?;
         let current = (0..self.cuts.len())
             .rev()
-            .find(|i| !lifting.at.contains(i) && self.cuts[*i].applies_to(&fps))
+            .find(|i| !lifting.at.contains(i) && self.cuts[*i].applies_to(fps))
             .map(|i| self.cuts[i].clone());
         if let Some(c) = current.as_ref() {
             let known = &self.known;
@@ -222,14 +256,11 @@ impl<S: Store> Engine<S> {
             &self.cuts,
             &lifting,
             current.as_ref(),
-            &fps,
+            fps,
             &infos,
             out_tokens,
             hold,
         );
-        if lifting.asked {
-            self.manual_pending = false;
-        }
         let lifted_from = lifting
             .at
             .first()
@@ -243,10 +274,12 @@ impl<S: Store> Engine<S> {
         let cold = !held
             && self.cache_cold(opts)
             && out_tokens as f64 > self.config.trim_to_fraction * f64::from(trim_at);
+        // A restore asked for is served instead of a manual trim.
+        let manual_pending = self.manual_pending && !lifting.asked;
         let mut new_cut = None;
-        if self.manual_pending || cold || (!held && over) {
+        if manual_pending || cold || (!held && over) {
             // A manual trim plans as if the request had just reached the threshold.
-            let plan_at = if self.manual_pending {
+            let plan_at = if manual_pending {
                 trim_at.min(u32::try_from(out_tokens).unwrap_or(u32::MAX))
             } else {
                 trim_at
@@ -259,10 +292,14 @@ impl<S: Store> Engine<S> {
                 digest_tokens: digest::reserve(&self.config, plan_at),
             };
             if let Some(p) = plan(&infos, &params) {
+                // The cut's supersession, digest and recall read the messages.
+                if !all_texts {
+                    return Ok(None);
+                }
                 // Loop guard: a trim that cannot reach the threshold and frees little is not
                 // worth a cache miss; the request goes out as it is, over the limit. A
                 // cache-cold cut costs no cache hit but must still free something worth it.
-                let manual = self.manual_pending;
+                let manual = manual_pending;
                 let worth = |after: u64| {
                     let frees = out_tokens.saturating_sub(after);
                     frees > 0
@@ -270,21 +307,21 @@ impl<S: Store> Engine<S> {
                 };
                 let planned_after = p.after_tokens;
                 let seq = self.cuts.last().map_or(1, |c| c.seq + 1);
-                let mut cut = p.into_cut(seq, &fps, manual);
+                let mut cut = p.into_cut(seq, fps, manual);
                 // What the new cut supersedes counts towards what it frees, as the size of the
                 // request under the cut in force counts what that one supersedes.
                 let saved = supersede::add_supersession(
                     &self.config,
                     &mut self.store,
                     &mut cut,
-                    (raws, &fps, &infos),
+                    (raws, fps, &infos),
                     adapter,
                     opts.overhead_tokens,
                 );
                 let after = planned_after.saturating_sub(saved);
                 if worth(after) {
                     out_tokens = after;
-                    cut.cache_cold = cold && !self.manual_pending;
+                    cut.cache_cold = cold && !manual_pending;
                     let learn = self.recall.as_mut().map(|(bank, session)| digest::Learn {
                         bank: bank.as_mut(),
                         session,
@@ -293,7 +330,7 @@ impl<S: Store> Engine<S> {
                     out_tokens += digest::add_digest(
                         (&self.config, &mut self.store, learn),
                         &mut cut,
-                        (raws, &fps, &infos),
+                        (raws, fps, &infos),
                         adapter,
                         plan_at,
                     );
@@ -305,7 +342,13 @@ impl<S: Store> Engine<S> {
         }
         let over_limit = out_tokens > u64::from(trim_at);
         let cut = new_cut.as_ref().or(current.as_ref());
-        let plan = output::build(&mut self.cache, raws, &fps, &infos, cut, adapter)?;
+        if !all_texts && output::needs_text(&self.cache, texts, fps, &infos, cut) {
+            return Ok(None);
+        }
+        if lifting.asked {
+            self.manual_pending = false;
+        }
+        let plan = output::build(&mut self.cache, raws, fps, &infos, cut, adapter)?;
         let cut_seq = cut.map_or(0, |c| c.seq);
         let trimmed = new_cut.is_some();
         let prefix_reused = !trimmed
@@ -405,7 +448,7 @@ impl<S: Store> Engine<S> {
         }
         self.usage.add(&record);
         self.last = Some(record);
-        Ok((plan, stats))
+        Ok(Some((plan, stats)))
     }
 
     /// The prompt cache has gone cold: the previous request was longer ago than the cache's

@@ -2,7 +2,6 @@
 //! the compression decisions, with caches so a
 //! message is edited once per process, not once per request.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -10,7 +9,7 @@ use serde_json::Value;
 use crate::compress::compress;
 use crate::error::Result;
 use crate::facts::{MsgInfo, Part};
-use crate::fingerprint::Fp;
+use crate::fingerprint::{FastMap, Fp};
 use crate::format::WireFormat;
 use crate::message::Block;
 use crate::rewrite::{Edit, Edited, OutPlan};
@@ -21,9 +20,9 @@ use crate::trim::{Cut, Superseded};
 #[derive(Default)]
 pub(super) struct Cache {
     /// Messages with their large parts compressed, by fingerprint.
-    compressed: HashMap<Fp, (Arc<str>, Vec<Edit>)>,
+    compressed: FastMap<Fp, (Arc<str>, Vec<Edit>)>,
     /// Messages edited by a cut (pointer, thinking strip), by (cut seq, fingerprint).
-    edited: HashMap<(u32, Fp), Arc<Edited>>,
+    edited: FastMap<(u32, Fp), Arc<Edited>>,
 }
 
 /// Estimated tokens of the request as sent with `cut` applied (without host overhead).
@@ -44,6 +43,76 @@ pub(super) fn sent_tokens(infos: &[&MsgInfo], cut: Option<&Cut>) -> u64 {
     }
 }
 
+/// How the cut in force edits one message of the request.
+struct CutEdits<'a> {
+    /// The cut, when it covers the message.
+    in_cut: Option<&'a Cut>,
+    /// The message carries the cut's pointer.
+    pointer: bool,
+    /// Its signed thinking is stripped.
+    strip: bool,
+    /// Its results sent as references to later ones.
+    superseded: &'a [Superseded],
+}
+
+impl<'a> CutEdits<'a> {
+    fn of(cut: Option<&'a Cut>, i: usize) -> CutEdits<'a> {
+        let in_cut = cut.filter(|c| i < c.covered);
+        // `superseded` is sorted by message index.
+        let superseded = in_cut.map_or(&[][..], |c| {
+            let from = c.superseded.partition_point(|s| s.at < i);
+            let to = c.superseded.partition_point(|s| s.at <= i);
+            &c.superseded[from..to]
+        });
+        CutEdits {
+            in_cut,
+            pointer: in_cut.is_some_and(|c| c.pointer_at == Some(i)),
+            strip: in_cut.is_some_and(|c| c.strip_thinking.binary_search(&i).is_ok()),
+            superseded,
+        }
+    }
+
+    /// The message is left out of the request.
+    fn removed(&self, i: usize) -> bool {
+        self.in_cut.is_some_and(|c| !c.keeps(i))
+    }
+
+    /// The cut edits the message.
+    fn edits(&self) -> bool {
+        self.pointer || self.strip || !self.superseded.is_empty()
+    }
+
+    /// The key of the message's edited form in [`Cache::edited`].
+    fn key(&self, fp: Fp) -> (u32, Fp) {
+        (
+            self.in_cut.filter(|_| self.edits()).map_or(0, |c| c.seq),
+            fp,
+        )
+    }
+}
+
+/// Whether [`build`] needs the text of a message `texts` lacks: one it edits whose edited form
+/// is not in the cache yet.
+pub(super) fn needs_text(
+    cache: &Cache,
+    texts: &[Option<&str>],
+    fps: &[Fp],
+    infos: &[&MsgInfo],
+    cut: Option<&Cut>,
+) -> bool {
+    (0..texts.len()).any(|i| {
+        if texts[i].is_some() {
+            return false;
+        }
+        let e = CutEdits::of(cut, i);
+        let compressed = !infos[i].compressed.is_empty();
+        if e.removed(i) || !(e.edits() || compressed) || cache.edited.contains_key(&e.key(fps[i])) {
+            return false;
+        }
+        !compressed || !cache.compressed.contains_key(&fps[i])
+    })
+}
+
 /// The edit plan for a request.
 pub(super) fn build(
     cache: &mut Cache,
@@ -55,22 +124,17 @@ pub(super) fn build(
 ) -> Result<OutPlan> {
     let mut plan = OutPlan::default();
     for i in 0..raws.len() {
-        let in_cut = cut.filter(|c| i < c.covered);
-        if in_cut.is_some_and(|c| !c.keeps(i)) {
+        let e = CutEdits::of(cut, i);
+        if e.removed(i) {
             continue;
         }
-        let pointer = in_cut.filter(|c| c.pointer_at == Some(i));
-        let strip = in_cut.is_some_and(|c| c.strip_thinking.binary_search(&i).is_ok());
-        let superseded: Vec<&Superseded> = in_cut
-            .map(|c| c.superseded.iter().filter(|s| s.at == i).collect())
-            .unwrap_or_default();
-        let by_cut = pointer.is_some() || strip || !superseded.is_empty();
+        let by_cut = e.edits();
         let compressed = !infos[i].compressed.is_empty();
         if !by_cut && !compressed {
             plan.keep(i);
             continue;
         }
-        let key = (in_cut.filter(|_| by_cut).map_or(0, |c| c.seq), fps[i]);
+        let key = e.key(fps[i]);
         if let Some(hit) = cache.edited.get(&key) {
             plan.replace(hit.clone());
             continue;
@@ -80,11 +144,11 @@ pub(super) fn build(
         } else {
             (Arc::from(raws[i]), Vec::new())
         };
-        let message = match in_cut.filter(|_| by_cut) {
+        let message = match e.in_cut.filter(|_| by_cut) {
             None => base,
             Some(c) => {
                 let mut v = parse(&base, i)?;
-                for s in &superseded {
+                for s in e.superseded {
                     adapter.set_tool_result_text(&mut v, &s.call_id, &s.text);
                     edits.retain(
                         |e| !matches!(e, Edit::Compress { call_id, .. } if *call_id == s.call_id),
@@ -94,10 +158,10 @@ pub(super) fn build(
                         text: s.text.clone(),
                     });
                 }
-                if strip && adapter.strip_signed_thinking(&mut v) {
+                if e.strip && adapter.strip_signed_thinking(&mut v) {
                     edits.push(Edit::StripThinking {});
                 }
-                if pointer.is_some() {
+                if e.pointer {
                     adapter.prepend_text(&mut v, &c.pointer);
                     edits.push(Edit::Prepend(c.pointer.clone()));
                 }

@@ -125,6 +125,38 @@ impl Engine {
         Ok(outcome.to_json())
     }
 
+    /// Rewrites one request of the `openai` or `anthropic` format given by message ids:
+    /// `ids[i]` names message `i` (the caller's own numbering: the same id for a message it
+    /// knows unchanged since the previous call, a new one otherwise); `fresh[i]` is 1 when its
+    /// JSON text is in `texts`, a JSON array of the texts of those messages in order. Returns
+    /// the JSON text [`Engine::transform`] returns for the full request, or `undefined` when the
+    /// engine needs a text it was not sent: the caller calls again with every text.
+    #[wasm_bindgen(js_name = transformCached)]
+    pub fn transform_cached(
+        &mut self,
+        ids: &[u32],
+        fresh: &[u8],
+        texts: &str,
+        #[wasm_bindgen(unchecked_param_type = "RequestOptions")] options: JsValue,
+    ) -> Result<Option<String>> {
+        let opts = TransformOptions::from_value(&json(options, "options")?).map_err(error)?;
+        let given: Vec<&serde_json::value::RawValue> = serde_json::from_str(texts)
+            .map_err(|e| arg(format!("texts must be a JSON array of messages: {e}")))?;
+        if fresh.len() != ids.len() || fresh.iter().filter(|&&f| f != 0).count() != given.len() {
+            return Err(arg("one fresh flag per id, and one text per fresh flag"));
+        }
+        let mut given = given.into_iter();
+        let texts: Vec<Option<&str>> = fresh
+            .iter()
+            .map(|&f| (f != 0).then(|| given.next().map(|r| r.get())).flatten())
+            .collect();
+        let outcome = self
+            .inner
+            .transform_cached(ids, &texts, &opts)
+            .map_err(error)?;
+        Ok(outcome.map(|o| o.to_json()))
+    }
+
     /// Asks for a trim on the next request.
     #[wasm_bindgen(js_name = compactNow)]
     pub fn compact_now(&mut self) {

@@ -1,0 +1,122 @@
+// Requests by message id: the history a host passes again unchanged is not serialised again, and
+// a message the host changed in place (an old turn edited, a tool result's state filled in) is
+// seen. Each rewritten request is compared with what a compactor given fresh copies returns.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { createCompactor } from "../../npm/js/index.js";
+import { MessageIds } from "../../npm/js/message-ids.js";
+import { scratchDir } from "./helpers/scratch.mjs";
+
+const stateDir = scratchDir("sc-ids-");
+let sessions = 0;
+const open = () => createCompactor({ sessionId: `ids-${++sessions}`, stateDir, embedder: false });
+const OPTS = { model: "test-model", nowMs: 1_000 };
+
+/** An OpenAI-format session of `turns` tool exchanges after a task. */
+function openaiSession(turns) {
+  const m = [{ role: "user", content: "task: fix the failing test" }];
+  for (let i = 0; i < turns; i++) {
+    m.push({
+      role: "assistant",
+      content: null,
+      tool_calls: [
+        { id: `c${i}`, type: "function", function: { name: "bash", arguments: `{"n":${i}}` } },
+      ],
+    });
+    m.push({ role: "tool", tool_call_id: `c${i}`, content: `output ${i}\n`.repeat(5) });
+  }
+  return m;
+}
+
+/** An Anthropic-format session of `turns` tool exchanges after a task. */
+function anthropicSession(turns) {
+  const m = [{ role: "user", content: [{ type: "text", text: "task: read the files" }] }];
+  for (let i = 0; i < turns; i++) {
+    m.push({
+      role: "assistant",
+      content: [{ type: "tool_use", id: `t${i}`, name: "read", input: { path: `f${i}.py` } }],
+    });
+    m.push({
+      role: "user",
+      content: [{ type: "tool_result", tool_use_id: `t${i}`, content: `contents of f${i}` }],
+    });
+  }
+  return m;
+}
+
+/** The compactor's request next to a reference compactor's answer for fresh copies. */
+async function both(c, ref, req, format) {
+  const got = await c.transform(req, { ...OPTS, format, strict: true });
+  const want = await ref.transform(structuredClone(req), { ...OPTS, format, strict: true });
+  assert.deepEqual(got.messages, want.messages);
+  assert.deepEqual(got.stats, want.stats);
+  return got;
+}
+
+test("an unchanged history is not serialised again: only the new messages are", async () => {
+  const [c, ref] = [await open(), await open()];
+  const s = openaiSession(20);
+  await both(c, ref, s.slice(0, 21), "openai");
+  assert.equal(c.serialisedMessages, 21);
+  for (let k = 23; k <= s.length; k += 2) {
+    const before = c.serialisedMessages;
+    await both(c, ref, s.slice(0, k), "openai");
+    assert.equal(c.serialisedMessages - before, 2, `request of ${k} messages`);
+  }
+  await c.close();
+  await ref.close();
+});
+
+test("an old message edited in place is serialised again and its new text is sent", async () => {
+  const [c, ref] = [await open(), await open()];
+  const s = openaiSession(10);
+  await both(c, ref, s, "openai");
+  s[2].content = "output 0, edited by the host";
+  const before = c.serialisedMessages;
+  const r = await both(c, ref, s, "openai");
+  assert.ok(c.serialisedMessages > before);
+  assert.equal(r.messages[2].content, "output 0, edited by the host");
+  // A key added to an old message is a change too.
+  s[1].name = "helper";
+  const r2 = await both(c, ref, s, "openai");
+  assert.equal(r2.messages[1].name, "helper");
+  await c.close();
+  await ref.close();
+});
+
+test("a tool result whose state changes in place is seen (anthropic)", async () => {
+  const [c, ref] = [await open(), await open()];
+  const s = anthropicSession(6);
+  await both(c, ref, s, "anthropic");
+  const block = s[4].content[0];
+  block.content = "contents of f1, read again";
+  block.is_error = true;
+  const r = await both(c, ref, s, "anthropic");
+  assert.equal(r.messages[4].content[0].content, "contents of f1, read again");
+  assert.equal(r.messages[4].content[0].is_error, true);
+  await c.close();
+  await ref.close();
+});
+
+test("a fresh copy of the history is serialised again; objects with toJSON always are", () => {
+  const ids = new MessageIds();
+  const s = openaiSession(3);
+  const first = ids.request(s);
+  ids.accepted(first);
+  const again = ids.request(s);
+  assert.deepEqual([...again.fresh], [0, 0, 0, 0, 0, 0, 0]);
+  assert.deepEqual([...again.ids], [...first.ids]);
+  ids.accepted(again);
+  const copy = ids.request(structuredClone(s));
+  assert.deepEqual([...copy.fresh], [1, 1, 1, 1, 1, 1, 1]);
+  const odd = { role: "user", content: "x", toJSON: () => ({ role: "user", content: "y" }) };
+  const withOdd = [...s, odd];
+  ids.accepted(ids.request(withOdd));
+  const next = ids.request(withOdd);
+  assert.equal(next.fresh[7], 1);
+  assert.equal(JSON.parse(next.texts)[0].content, "y");
+  // Ids the engine never accepted are not taken as known.
+  const unaccepted = new MessageIds();
+  unaccepted.request(s);
+  assert.deepEqual([...unaccepted.request(s).fresh], [1, 1, 1, 1, 1, 1, 1]);
+});
