@@ -156,8 +156,9 @@ impl Engine {
         to_js(self.inner.config())
     }
 
-    /// `smart_compact_search`: `{hits, text, mode, coverage}`. `scope` is `trimmed` or `all`;
-    /// `query_vec` (the query's embedding) makes it hybrid when vectors exist.
+    /// `smart_compact_search`: `{hits, text, mode, coverage, reason}`. `scope` is `trimmed` or
+    /// `all`; `query_vec` (the query's embedding) makes it hybrid when vectors exist; without it,
+    /// `fts_reason` says why the host searched full-text only (e.g. its embedder was busy).
     #[wasm_bindgen(unchecked_return_type = "SearchResult")]
     pub fn search(
         &mut self,
@@ -165,6 +166,7 @@ impl Engine {
         limit: u32,
         scope: &str,
         query_vec: Option<Vec<f32>>,
+        fts_reason: Option<String>,
     ) -> Result<JsValue> {
         let scope = match scope {
             "trimmed" => Scope::Trimmed,
@@ -175,13 +177,16 @@ impl Engine {
                 )))
             }
         };
-        let found = self
+        let mut found = self
             .inner
             .search(query, limit as usize, scope, query_vec.as_deref())
             .map_err(error)?;
+        if found.mode == "fts" && found.reason.is_none() {
+            found.reason = fts_reason.filter(|r| !r.is_empty());
+        }
         let text = render_hits(query, &found.hits, scope, &found.how());
         to_js(
-            &serde_json::json!({ "hits": found.hits, "mode": found.mode, "coverage": found.coverage, "text": text }),
+            &serde_json::json!({ "hits": found.hits, "mode": found.mode, "coverage": found.coverage, "reason": found.reason, "text": text }),
         )
     }
 
