@@ -1,6 +1,6 @@
 //! Hybrid search: full-text (BM25) and embeddings (cosine), one hit per message. Messages that
-//! match the query exactly (every identifier it names, or every word when it names none) come
-//! first, in full-text order; the rest are fused by reciprocal rank, so vectors add the hits
+//! match the query exactly (every identifier a short lookup names, else every term) come first,
+//! in full-text order; the rest are fused by reciprocal rank, so vectors add the hits
 //! that say the same in other words after them. Messages without vectors still come through the
 //! full-text side.
 

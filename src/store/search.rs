@@ -184,19 +184,23 @@ pub fn match_expr(query: &str) -> Option<String> {
     })
 }
 
-/// The terms a row must hold to match the query exactly, as indexes into [`query_terms`]: its
-/// identifiers when it names any, else all its words.
+/// Most plain words beside its identifiers in a query that looks something up (`latest value of
+/// key_3fa9c1`): a row holding its identifiers matches it exactly. A longer query describes
+/// rather than names, and a row must hold every one of its terms.
+const LOOKUP_WORDS: usize = 4;
+
+/// The terms a row must hold to match the query exactly, as indexes into [`query_terms`]: the
+/// identifiers of a lookup (at most [`LOOKUP_WORDS`] other words), else every word and identifier.
 pub(super) fn exact_terms(terms: &[QueryTerm]) -> Vec<usize> {
-    let of = |kind: TermKind| -> Vec<usize> {
-        (0..terms.len())
-            .filter(|&i| terms[i].kind == kind)
-            .collect()
+    let of = |keep: &dyn Fn(TermKind) -> bool| -> Vec<usize> {
+        (0..terms.len()).filter(|&i| keep(terms[i].kind)).collect()
     };
-    let ids = of(TermKind::Identifier);
-    if ids.is_empty() {
-        of(TermKind::Word)
-    } else {
+    let ids = of(&|k| k == TermKind::Identifier);
+    let words = of(&|k| k == TermKind::Word);
+    if !ids.is_empty() && words.len() <= LOOKUP_WORDS {
         ids
+    } else {
+        of(&|k| k != TermKind::Part)
     }
 }
 
