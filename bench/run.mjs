@@ -23,7 +23,9 @@ import { bankMeasure, mergeBankReport } from "./lib/bank-measure.mjs";
 import { runContinuity } from "./lib/continuity.mjs";
 import { idlePhase } from "./lib/idle.mjs";
 import { IDLE } from "./lib/idle-params.mjs";
+import { EMBEDDER_ARM } from "./lib/arms.mjs";
 import { runTrial, scores } from "./lib/mechanism.mjs";
+import { sharedEmbedder } from "../npm/js/memory.js";
 import { cost } from "./lib/meter.mjs";
 import { startMockModel } from "./lib/mock-model.mjs";
 import { proxyBench } from "./lib/proxy.mjs";
@@ -101,20 +103,49 @@ function summary(tr, prices) {
   };
 }
 
+/** The embedder of the default configuration, with the process's RSS before it started and its
+ * worker's memory as trials go; null when the model is not installed. */
+async function embedderProbe() {
+  const rssBefore = process.memoryUsage().rss;
+  const embedder = await sharedEmbedder();
+  if (!embedder) return null;
+  const probe = {
+    model: embedder.info.model,
+    rssBeforeMB: rssBefore / 2 ** 20,
+    rssLoadedMB: process.memoryUsage().rss / 2 ** 20,
+    peakRssMB: 0,
+    wasmPeakMB: 0,
+    nice: embedder.worker?.nice ?? null,
+    sample() {
+      probe.peakRssMB = Math.max(probe.peakRssMB, process.memoryUsage().rss / 2 ** 20);
+      probe.wasmPeakMB = Math.max(probe.wasmPeakMB, (embedder.worker?.wasmBytes ?? 0) / 2 ** 20);
+    },
+  };
+  probe.sample();
+  return probe;
+}
+
 async function mechanism() {
   const trials = [];
   const series = {};
+  // The smarter-compact arm again in the default configuration (embedder on), when the model is
+  // installed: its trials go beside the embedder-off ones (bench/lib/report-embedder.mjs).
+  const embedderTrials = [];
+  const probe = args["no-embedder"] ? null : await embedderProbe();
   for (const spec of config.tasks) {
     for (const seed of config.seeds) {
       const task = makeTask(spec, seed);
-      for (const arm of config.armOrder) {
+      for (const arm of probe ? [...config.armOrder, EMBEDDER_ARM] : config.armOrder) {
         const a = performance.now();
         const tr = await runTrial(task, arm, config, {
           stateRoot: STATE,
           check: seed === config.seeds[0],
         });
         const s = summary(tr, config.prices.models);
-        trials.push(s);
+        if (arm === EMBEDDER_ARM) {
+          probe.sample();
+          embedderTrials.push(s);
+        } else trials.push(s);
         if (seed === config.seeds[0])
           (series[spec.id] ??= {})[arm] = tr.rows.map((r) => [r.tokens, r.events.join("+")]);
         log(
@@ -136,6 +167,15 @@ async function mechanism() {
     },
     trials,
     series,
+    embedder: probe && {
+      trials: embedderTrials,
+      model: probe.model,
+      nice: probe.nice,
+      rssBeforeMB: probe.rssBeforeMB,
+      rssLoadedMB: probe.rssLoadedMB,
+      peakRssMB: probe.peakRssMB,
+      wasmPeakMB: probe.wasmPeakMB,
+    },
   });
 }
 
