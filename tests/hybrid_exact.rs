@@ -63,7 +63,7 @@ fn unit(weights: &[(usize, f32)]) -> Vec<f32> {
 }
 
 #[test]
-fn exact_identifier_matches_come_first_and_vectors_add_paraphrases_after() {
+fn hybrid_exact_identifier_matches_come_first_and_vectors_add_paraphrases_after() {
     let path = temp_db("hybrid-exact");
     replay(
         &mut sql_engine(&path, 1_000_000),
@@ -145,7 +145,7 @@ fn exact_identifier_matches_come_first_and_vectors_add_paraphrases_after() {
 }
 
 #[test]
-fn without_an_exact_match_full_text_and_vectors_are_fused() {
+fn hybrid_without_an_exact_match_fuses_full_text_and_vectors() {
     let path = temp_db("hybrid-fused");
     replay(
         &mut sql_engine(&path, 1_000_000),
