@@ -107,7 +107,7 @@ fn hybrid_exact_identifier_matches_come_first_and_vectors_add_paraphrases_after(
         put(&mut db, &p.hash, "test", &unit(&[(axis, 1.0)])).unwrap();
     }
     let mut first = 0;
-    for target in 0..PAGES {
+    for (target, &page) in seqs.iter().enumerate() {
         // The query is near every other page (cosine 0.15, and each of them matches the
         // `terms:key` part too) and nearest the prose (0.89); orthogonal to the page holding its key.
         let mut near: Vec<(usize, f32)> = (0..PAGES)
@@ -118,10 +118,10 @@ fn hybrid_exact_identifier_matches_come_first_and_vectors_add_paraphrases_after(
         let qv = unit(&near);
         let query = key(target, 3);
         let fts = hybrid_search(&mut db, &query, 8, Scope::All, None).unwrap();
-        assert_eq!(fts.hits[0].seq, seqs[target], "full-text finds the page");
+        assert_eq!(fts.hits[0].seq, page, "full-text finds the page");
         let found = hybrid_search(&mut db, &query, 20, Scope::All, Some(&qv)).unwrap();
         assert_eq!(found.mode, "hybrid");
-        if found.hits[0].seq == seqs[target] {
+        if found.hits[0].seq == page {
             first += 1;
         }
         assert!(
