@@ -10,6 +10,9 @@
 //                      (with --report-only, from the saved bench/out/idle.json or continuity.json)
 //   --report-only      rebuild the report and plots from the saved results in bench/out/
 //   --no-mock          skip the offline check of real-model mode against a scripted endpoint
+//   --no-embedder      mechanism: no embedder-on smarter-compact arm
+//   --embedder-settled mechanism: also the embedder-on arm waiting for its background embedding
+//                      after each request (on by default with --quick)
 //
 // Real-model mode runs only when BENCH_BASE_URL, BENCH_MODEL and BENCH_API_KEY are all set
 // (see REPORT.md, "Real-model mode"); BENCH_TASKS / BENCH_SEEDS / BENCH_ARMS narrow it.
@@ -23,7 +26,7 @@ import { bankMeasure, mergeBankReport } from "./lib/bank-measure.mjs";
 import { runContinuity } from "./lib/continuity.mjs";
 import { idlePhase } from "./lib/idle.mjs";
 import { IDLE } from "./lib/idle-params.mjs";
-import { EMBEDDER_ARM } from "./lib/arms.mjs";
+import { EMBEDDER_ARM, SETTLED_ARM } from "./lib/arms.mjs";
 import { runTrial, scores } from "./lib/mechanism.mjs";
 import { sharedEmbedder } from "../npm/js/memory.js";
 import { cost } from "./lib/meter.mjs";
@@ -130,19 +133,24 @@ async function mechanism() {
   const series = {};
   // The smarter-compact arm again in the default configuration (embedder on), when the model is
   // installed: its trials go beside the embedder-off ones (bench/lib/report-embedder.mjs).
+  // With --embedder-settled (the default of --quick: the whole backlog of a large task takes
+  // minutes to embed) also waiting for the embedding after each request, so searches are hybrid.
   const embedderTrials = [];
   const probe = args["no-embedder"] ? null : await embedderProbe();
+  const settled = args["embedder-settled"] ?? quick;
+  const extra = probe ? [EMBEDDER_ARM, ...(settled ? [SETTLED_ARM] : [])] : [];
   for (const spec of config.tasks) {
     for (const seed of config.seeds) {
       const task = makeTask(spec, seed);
-      for (const arm of probe ? [...config.armOrder, EMBEDDER_ARM] : config.armOrder) {
+      for (const arm of [...config.armOrder, ...extra]) {
         const a = performance.now();
         const tr = await runTrial(task, arm, config, {
           stateRoot: STATE,
           check: seed === config.seeds[0],
+          settle: arm === SETTLED_ARM,
         });
         const s = summary(tr, config.prices.models);
-        if (arm === EMBEDDER_ARM) {
+        if (extra.includes(arm)) {
           probe.sample();
           embedderTrials.push(s);
         } else trials.push(s);

@@ -286,6 +286,9 @@ function compactContextArm(task, cfg, window) {
 /** The smarter-compact arm in the default configuration (embedder on); the bench runs it beside
  * the embedder-off arm and compares the two (bench/lib/report-embedder.mjs). */
 export const EMBEDDER_ARM = "smarter-compact+embedder";
+/** The same, the background embedding finished after each request (the trial's `ctx.settle`),
+ * so its searches find the worker free and can be hybrid. */
+export const SETTLED_ARM = "smarter-compact+embedder+settled";
 
 /** Creates an arm for one trial. */
 export async function createArm(name, task, config, ctx) {
@@ -303,6 +306,7 @@ export async function createArm(name, task, config, ctx) {
     case "smarter-compact":
       return smarterArm(task, { ...a["smarter-compact"], model: config.model }, w, ctx);
     case EMBEDDER_ARM:
+    case SETTLED_ARM:
       return smarterArm(task, { ...a["smarter-compact"], model: config.model, embedder: true }, w, {
         ...ctx,
         tag: `${ctx.tag ?? "o"}-embedder`,
