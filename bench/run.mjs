@@ -10,6 +10,9 @@
 //                      (with --report-only, from the saved bench/out/idle.json or continuity.json)
 //   --report-only      rebuild the report and plots from the saved results in bench/out/
 //   --no-mock          skip the offline check of real-model mode against a scripted endpoint
+//   --no-embedder      mechanism: no embedder-on smarter-compact arm
+//   --embedder-settled mechanism: also the embedder-on arm waiting for its background embedding
+//                      after each request (on by default with --quick)
 //
 // Real-model mode runs only when BENCH_BASE_URL, BENCH_MODEL and BENCH_API_KEY are all set
 // (see REPORT.md, "Real-model mode"); BENCH_TASKS / BENCH_SEEDS / BENCH_ARMS narrow it.
@@ -25,7 +28,9 @@ import { soakPhase } from "./lib/soak.mjs";
 import { mergeSoakReport } from "./lib/soak-report.mjs";
 import { idlePhase } from "./lib/idle.mjs";
 import { IDLE } from "./lib/idle-params.mjs";
+import { EMBEDDER_ARM, SETTLED_ARM } from "./lib/arms.mjs";
 import { runTrial, scores } from "./lib/mechanism.mjs";
+import { sharedEmbedder } from "../npm/js/memory.js";
 import { cost } from "./lib/meter.mjs";
 import { startMockModel } from "./lib/mock-model.mjs";
 import { proxyBench } from "./lib/proxy.mjs";
@@ -112,20 +117,54 @@ function summary(tr, prices) {
   };
 }
 
+/** The embedder of the default configuration, with the process's RSS before it started and its
+ * worker's memory as trials go; null when the model is not installed. */
+async function embedderProbe() {
+  const rssBefore = process.memoryUsage().rss;
+  const embedder = await sharedEmbedder();
+  if (!embedder) return null;
+  const probe = {
+    model: embedder.info.model,
+    rssBeforeMB: rssBefore / 2 ** 20,
+    rssLoadedMB: process.memoryUsage().rss / 2 ** 20,
+    peakRssMB: 0,
+    wasmPeakMB: 0,
+    nice: embedder.worker?.nice ?? null,
+    sample() {
+      probe.peakRssMB = Math.max(probe.peakRssMB, process.memoryUsage().rss / 2 ** 20);
+      probe.wasmPeakMB = Math.max(probe.wasmPeakMB, (embedder.worker?.wasmBytes ?? 0) / 2 ** 20);
+    },
+  };
+  probe.sample();
+  return probe;
+}
+
 async function mechanism() {
   const trials = [];
   const series = {};
+  // The smarter-compact arm again in the default configuration (embedder on), when the model is
+  // installed: its trials go beside the embedder-off ones (bench/lib/report-embedder.mjs).
+  // With --embedder-settled (the default of --quick: the whole backlog of a large task takes
+  // minutes to embed) also waiting for the embedding after each request, so searches are hybrid.
+  const embedderTrials = [];
+  const probe = args["no-embedder"] ? null : await embedderProbe();
+  const settled = args["embedder-settled"] ?? quick;
+  const extra = probe ? [EMBEDDER_ARM, ...(settled ? [SETTLED_ARM] : [])] : [];
   for (const spec of config.tasks) {
     for (const seed of config.seeds) {
       const task = makeTask(spec, seed);
-      for (const arm of config.armOrder) {
+      for (const arm of [...config.armOrder, ...extra]) {
         const a = performance.now();
         const tr = await runTrial(task, arm, config, {
           stateRoot: STATE,
           check: seed === config.seeds[0],
+          settle: arm === SETTLED_ARM,
         });
         const s = summary(tr, config.prices.models);
-        trials.push(s);
+        if (extra.includes(arm)) {
+          probe.sample();
+          embedderTrials.push(s);
+        } else trials.push(s);
         if (seed === config.seeds[0])
           (series[spec.id] ??= {})[arm] = tr.rows.map((r) => [r.tokens, r.events.join("+")]);
         log(
@@ -147,6 +186,15 @@ async function mechanism() {
     },
     trials,
     series,
+    embedder: probe && {
+      trials: embedderTrials,
+      model: probe.model,
+      nice: probe.nice,
+      rssBeforeMB: probe.rssBeforeMB,
+      rssLoadedMB: probe.rssLoadedMB,
+      peakRssMB: probe.peakRssMB,
+      wasmPeakMB: probe.wasmPeakMB,
+    },
   });
 }
 

@@ -16,6 +16,8 @@ const SCOPES = new Set(["trimmed", "all"]);
 /** Formats whose requests go by message id (the engine reads their messages as they are). */
 const BY_ID = new Set(["openai", "anthropic"]);
 const MODES = new Set(["auto", "fts", "hybrid"]);
+/** Why an "auto" search used full-text only while the embedder was computing. */
+const BUSY_REASON = "the embedder is busy with the background backlog";
 
 /** Path of a session's database under a state directory. */
 export function sessionPath(stateDir, sessionId) {
@@ -45,6 +47,8 @@ class Compactor {
   #bank = null;
   #bankShim = null;
   #embedding = null;
+  /** The embedder once resolved (null: none), told when a request is in flight. */
+  #embedderNow = null;
   #readonly;
   /** The message ids of the current engine's cached requests. */
   #ids = null;
@@ -62,7 +66,8 @@ class Compactor {
   /** The embedder to use: the caller's, none (false), or the process-wide one if a model exists. */
   async #embedder() {
     if (this.#embedderOption === false) return null;
-    return this.#embedderOption ?? sharedEmbedder();
+    this.#embedderNow = (await (this.#embedderOption ?? sharedEmbedder())) ?? null;
+    return this.#embedderNow;
   }
 
   /** Opens the configured memory bank and gives it to the engine for recall on trim. */
@@ -175,6 +180,8 @@ class Compactor {
       cacheTtlMs = 0,
       nowMs,
     } = opts;
+    // The background embedding waits while the request is in flight.
+    const requestEnded = this.#embedderNow?.beginRequest?.();
     try {
       if (!Array.isArray(messages)) throw codedError("E_ARG", "messages must be an array");
       if (typeof format !== "string") throw codedError("E_FORMAT", "format must be a string");
@@ -234,6 +241,8 @@ class Compactor {
           error: { code: err.code, message: err.message },
         },
       };
+    } finally {
+      requestEnded?.();
     }
   }
 
@@ -300,7 +309,8 @@ class Compactor {
     return this.#call((e) => e.requestRestore());
   }
 
-  /** `smart_compact_search`: ranked hits `{hits, text, mode}`. */
+  /** `smart_compact_search`: ranked hits `{hits, text, mode, coverage, reason}`: "auto" is
+   * hybrid when the embedder is free and vectors exist, else full-text with the reason. */
   async search(query, { limit = 8, scope = "trimmed", mode = "auto" } = {}) {
     if (typeof query !== "string" || !query.trim())
       throw codedError("E_ARG", "query must be a non-empty string");
@@ -309,6 +319,7 @@ class Compactor {
     if (!SCOPES.has(scope)) throw codedError("E_ARG", 'scope must be "trimmed" or "all"');
     if (!MODES.has(mode)) throw codedError("E_ARG", 'mode must be "auto", "fts" or "hybrid"');
     const embedder = mode === "fts" ? null : await this.#embedder();
+    let reason = null;
     if (mode === "hybrid") {
       // Forced: every stored chunk gets its vector first, so the ranking is fully hybrid (read-only:
       // with the vectors the writer stored, as nothing can be written back).
@@ -320,12 +331,18 @@ class Compactor {
       await this.settled();
       await this.#live();
       if (!this.#readonly)
-        await embedBacklog(embedder, () =>
-          this.#engine ? { engine: this.#engine, bank: null } : null,
+        await embedBacklog(
+          embedder,
+          () => (this.#engine ? { engine: this.#engine, bank: null } : null),
+          { priority: "normal" },
         );
     }
-    const qv = embedder ? (await embedder.embed([query]))[0] : undefined;
-    return await this.#call((e) => e.search(query, limit, scope, qv));
+    // "auto" never waits for the worker: while it computes (the background backlog), the answer
+    // is full-text and says so; otherwise the query's embedding goes before anything queued.
+    let qv;
+    if (embedder && mode === "auto" && embedder.busy) reason = BUSY_REASON;
+    else if (embedder) qv = (await embedder.embed([query], { priority: "query" }))[0];
+    return await this.#call((e) => e.search(query, limit, scope, qv, reason));
   }
 
   /** `smart_compact_get`: a page of a compressed output or a message, or of its lines that

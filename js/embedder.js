@@ -1,7 +1,9 @@
 // The sentence embedder: all-MiniLM-L6-v2 (384 floats per text, unit length) computed by the
-// embedder wasm build (pkg-embed: tract-onnx + the WordPiece tokenizer) in a worker thread
-// (js/embed-worker.js), so the host's event loop never runs the model. Requests queue and go
-// to the worker in chunks; inside a chunk the wasm batches texts of similar length.
+// embedder wasm build (pkg-embed: tract-onnx + the WordPiece tokenizer) in one worker thread
+// (js/embed-worker.js, at the lowest CPU priority the OS gives it), so the host's event loop
+// never runs the model. Requests queue by priority (a search's query first, then ordinary
+// calls, then the background backlog, which waits while the host has a request in flight) and
+// go to the worker in chunks; inside a chunk the wasm batches texts of similar length.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -14,6 +16,11 @@ export const DIM = 384;
 const MODEL = "sentence-transformers/all-MiniLM-L6-v2";
 /** Texts per worker call: enough for the wasm to batch short texts, few enough that requests interleave. */
 const CHUNK = 32;
+/** Texts per worker call for the background backlog: the worker is back for a query, or stops
+ * for a host request, after at most this many texts. */
+const BACKGROUND_CHUNK = 8;
+/** Priorities of `embed()`, first served first. */
+const PRIORITY = { query: 0, normal: 1, background: 2 };
 const HOW_TO_BUILD =
   "The embedder package smarter-compact-embed holds both (`smarter-compact enable embeddings`; in a " +
   "checkout `make build-embed` fills npm-embed/), or pass { modelDir } / set SMARTER_COMPACT_MODEL_DIR " +
@@ -51,11 +58,14 @@ export async function createEmbedder({ modelDir, embedDir } = {}) {
   files.wasmPath = found.wasmPath;
   files.glueUrl = pathToFileURL(found.gluePath).href;
 
-  const queue = []; // requests: { texts, sent, received, vectors, resolve, reject }
+  const queue = []; // requests: { texts, rank, sent, received, vectors, resolve, reject }
   let worker = null; // { thread, ready: Promise<{ dim, loadMs }> }
   let inFlight = null; // { id, parts: [{ req, count }] }
   let closed = false;
   let ids = 0;
+  let hostRequests = 0; // host requests in flight: the background waits while there is one
+  let wasmBytes = 0; // the worker's wasm linear memory after its latest call
+  let threadInfo = { tid: null, nice: null }; // the live worker's OS thread id and nice value
 
   function drop(req, error) {
     const i = queue.indexOf(req);
@@ -85,8 +95,11 @@ export async function createEmbedder({ modelDir, embedDir } = {}) {
     const current = { thread };
     current.ready = new Promise((resolve, reject) => {
       thread.on("message", (msg) => {
-        if (msg.type === "ready") resolve(msg);
-        else if (msg.type === "failed") reject(codedError(msg.error.code, msg.error.message));
+        if (msg.wasmBytes) wasmBytes = msg.wasmBytes;
+        if (msg.type === "ready") {
+          threadInfo = { tid: msg.tid ?? null, nice: msg.nice ?? null };
+          resolve(msg);
+        } else if (msg.type === "failed") reject(codedError(msg.error.code, msg.error.message));
         else if (inFlight?.id === msg.id) {
           if (msg.trap) stop(current);
           settle(inFlight, msg.vectors, msg.error && codedError(msg.error.code, msg.error.message));
@@ -117,23 +130,37 @@ export async function createEmbedder({ modelDir, embedDir } = {}) {
     w.thread.terminate();
   }
 
-  // Sends the next chunk (FIFO across requests) when the worker is idle.
+  // The rank served next: the best one waiting, the background only with no host request.
+  function nextRank() {
+    let best = null;
+    for (const req of queue) {
+      if (req.sent === req.texts.length) continue;
+      if (req.rank === PRIORITY.background && hostRequests > 0) continue;
+      if (best === null || req.rank < best) best = req.rank;
+    }
+    return best;
+  }
+
+  // Sends the next chunk (FIFO inside the best waiting rank) when the worker is idle.
   function pump() {
     if (closed || inFlight) return;
-    if (!queue.length) {
+    const rank = nextRank();
+    if (rank === null) {
       worker?.thread.unref(); // idle: do not keep the host process alive
       return;
     }
     const w = worker ?? start(); // a fresh thread after a trap or crash
+    const size = rank === PRIORITY.background ? BACKGROUND_CHUNK : CHUNK;
     const parts = [];
     const texts = [];
     for (const req of queue) {
-      const count = Math.min(req.texts.length - req.sent, CHUNK - texts.length);
+      if (req.rank !== rank) continue;
+      const count = Math.min(req.texts.length - req.sent, size - texts.length);
       if (count <= 0) continue;
       parts.push({ req, count });
       texts.push(...req.texts.slice(req.sent, req.sent + count));
       req.sent += count;
-      if (texts.length === CHUNK) break;
+      if (texts.length === size) break;
     }
     const flight = { id: ++ids, parts };
     inFlight = flight;
@@ -156,16 +183,35 @@ export async function createEmbedder({ modelDir, embedDir } = {}) {
 
   return {
     info: { dim: loaded.dim, model: MODEL, modelDir: dir, loadMs: Math.round(loaded.loadMs) },
-    /** One unit 384-float vector per text, in order. */
-    embed(texts) {
+    /** Whether the worker is computing now: a new call waits for that chunk to finish. */
+    get busy() {
+      return inFlight !== null;
+    },
+    /** The worker's memory: its wasm linear memory in bytes (the model and tract's buffers), as
+     * of its latest call, and the thread's OS id and nice value when the OS tells them. */
+    get worker() {
+      return { wasmBytes, ...threadInfo };
+    },
+    /**
+     * One unit 384-float vector per text, in order. `priority`: "query" (served before anything
+     * else waiting), "normal" (default), or "background" (served last, and only while no host
+     * request is in flight: see `beginRequest`).
+     */
+    embed(texts, { priority = "normal" } = {}) {
       if (closed) return Promise.reject(codedError("E_EMBED", "the embedder is closed"));
       if (!Array.isArray(texts) || texts.some((t) => typeof t !== "string")) {
         return Promise.reject(codedError("E_ARG", "embed() takes an array of strings"));
+      }
+      if (!Object.hasOwn(PRIORITY, priority)) {
+        return Promise.reject(
+          codedError("E_ARG", 'priority must be "query", "normal" or "background"'),
+        );
       }
       if (!texts.length) return Promise.resolve([]);
       return new Promise((resolve, reject) => {
         queue.push({
           texts,
+          rank: PRIORITY[priority],
           sent: 0,
           received: 0,
           vectors: new Array(texts.length),
@@ -174,6 +220,21 @@ export async function createEmbedder({ modelDir, embedDir } = {}) {
         });
         pump();
       });
+    },
+    /**
+     * The host has a request in flight: background texts are not sent to the worker until the
+     * returned function is called (once; later calls do nothing). A chunk already in the worker
+     * finishes.
+     */
+    beginRequest() {
+      hostRequests++;
+      let ended = false;
+      return () => {
+        if (ended) return;
+        ended = true;
+        hostRequests--;
+        pump();
+      };
     },
     /** Ends the worker thread; pending requests reject with E_EMBED. */
     async close() {

@@ -182,7 +182,8 @@ export interface SearchOptions {
   limit?: number;
   /** `trimmed`: what is not in the model's context (default); `all`: the whole session. */
   scope?: SearchScope;
-  /** `auto`: hybrid once embeddings exist; `fts`: full-text; `hybrid`: embeds the backlog first. */
+  /** `auto`: hybrid once embeddings exist and the embedder is free (full-text, with the reason,
+   * while it computes the background backlog); `fts`: full-text; `hybrid`: embeds the backlog first. */
   mode?: SearchMode;
 }
 
@@ -245,10 +246,21 @@ export function createCompactor(opts: {
   projectDir?: string | null;
 }): Promise<Compactor>;
 
-/** The sentence embedder (all-MiniLM-L6-v2, 384 floats, unit length) in a worker thread. */
+/** Which texts the embedder serves first: a search's query, ordinary calls, the background backlog
+ * (last, and not while a host request is in flight). */
+export type EmbedPriority = "query" | "normal" | "background";
+
+/** The sentence embedder (all-MiniLM-L6-v2, 384 floats, unit length) in one worker thread. */
 export interface Embedder {
   /** One vector per text, in order. */
-  embed(texts: string[]): Promise<Float32Array[]>;
+  embed(texts: string[], opts?: { priority?: EmbedPriority }): Promise<Float32Array[]>;
+  /** Whether the worker is computing now (a new call waits for that chunk). */
+  readonly busy?: boolean;
+  /** The worker's wasm linear memory in bytes (as of its latest call) and its OS thread id and
+   * nice value (null where the OS does not tell). */
+  readonly worker?: { wasmBytes: number; tid: number | null; nice: number | null };
+  /** A host request is in flight: background texts wait until the returned function is called. */
+  beginRequest?(): () => void;
   /** Ends the worker thread; pending requests reject with E_EMBED. */
   close(): Promise<void>;
   info: { dim: number; model: string; modelDir: string; loadMs: number };

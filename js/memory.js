@@ -37,16 +37,20 @@ const BATCH = 16;
 /**
  * Embeds what the store and the bank are waiting for, a batch at a time, until nothing is left.
  * `target()` returns the live engine and bank (or null when gone); errors stop the round quietly:
- * the next request starts another.
+ * the next request starts another. `priority`: the embedder's ("background" by default: served
+ * after everything else, and not while the host has a request in flight).
  */
-export async function embedBacklog(embedder, target) {
+export async function embedBacklog(embedder, target, { priority = "background" } = {}) {
   const model = embedder.info?.model ?? "minilm";
   for (;;) {
     const t = target();
     if (!t?.engine) return;
     const chunks = t.engine.pendingVectors(BATCH);
     if (chunks.length) {
-      const vecs = await embedder.embed(chunks.map((c) => c.text));
+      const vecs = await embedder.embed(
+        chunks.map((c) => c.text),
+        { priority },
+      );
       target()?.engine?.putVectors(
         chunks.map((c) => c.hash),
         model,
@@ -56,7 +60,10 @@ export async function embedBacklog(embedder, target) {
     }
     const memories = t.bank ? t.bank.pending(BATCH) : [];
     if (!memories.length) return;
-    const vecs = await embedder.embed(memories.map(([, text]) => text));
+    const vecs = await embedder.embed(
+      memories.map(([, text]) => text),
+      { priority },
+    );
     memories.forEach(([id], i) => target()?.bank?.put(id, vecs[i]));
   }
 }

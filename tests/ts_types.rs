@@ -266,8 +266,7 @@ fn the_declared_results_match_what_a_real_engine_returns() {
     assert!(found.hits.iter().any(|h| h.tool_name.is_some()) && found.hits.len() > 1);
     let text = render_hits("import", &found.hits, Scope::All, &found.how());
     // The object `Engine.search` builds in src/wasm/mod.rs.
-    let search =
-        json!({ "hits": found.hits, "mode": found.mode, "coverage": found.coverage, "text": text });
+    let search = json!({ "hits": found.hits, "mode": found.mode, "coverage": found.coverage, "reason": found.reason, "text": text });
     assert_type(&d, "SearchResult", &search);
 
     let blob = found.hits.iter().find_map(|h| h.blob_id.clone());

@@ -129,9 +129,19 @@ function clearArm(task, cfg, window) {
   };
 }
 
+/** The mode a search answer's text says it used: `hybrid`, `fts` or `fts-busy` (full-text
+ * because the embedder was computing the background backlog). */
+export function searchModeOf(text) {
+  if (/\(hybrid: /.test(text)) return "hybrid";
+  return /embedder is busy/.test(text) ? "fts-busy" : "fts";
+}
+
 /** smarter-compact through the real engine (createCompactor), as a host would run it: the
  * standing instruction in the system prompt, the five tools registered, each request transformed
- * (at the simulated clock's time when the trial has one). `cfg.toml`: the user's config.toml. */
+ * (at the simulated clock's time when the trial has one). `cfg.toml`: the user's config.toml.
+ * `cfg.embedder`: the default configuration (the process-wide embedder when the model is
+ * installed, embedding in the background); without it the arm runs with no embedder. Each
+ * search's wall time and mode go to `stats.searches` as `[ms, mode]`. */
 async function smarterArm(task, cfg, window, ctx) {
   const dir = join(ctx.stateRoot, `${task.id}-${task.seed}-${ctx.tag ?? "o"}`);
   rmSync(dir, { recursive: true, force: true });
@@ -143,7 +153,7 @@ async function smarterArm(task, cfg, window, ctx) {
   const c = await createCompactor({
     sessionId: `bench-${task.id}-${task.seed}`,
     stateDir: dir,
-    embedder: false,
+    embedder: cfg.embedder ? undefined : false,
     config: cfg.config ?? {},
   });
   const recallTools = (await toolDefinitions()).map((t) => ({
@@ -153,7 +163,14 @@ async function smarterArm(task, cfg, window, ctx) {
   const tools = [...task.tools, ...recallTools];
   const system = { role: "system", content: `${task.system.content}\n\n${STANDING_INSTRUCTION}` };
   const overheadTokens = (await engineModule()).estimateTokens(JSON.stringify(tools));
-  const stats = { trims: 0, coldTrims: 0, compressed: 0, failOpens: 0, overLimit: 0 };
+  const stats = {
+    trims: 0,
+    coldTrims: 0,
+    compressed: 0,
+    failOpens: 0,
+    overLimit: 0,
+    searches: [],
+  };
   return {
     hasRecall: true,
     tools,
@@ -188,7 +205,13 @@ async function smarterArm(task, cfg, window, ctx) {
       if (st.over_limit) stats.overLimit++;
       return { messages, events, engineTokens: st.after_tokens };
     },
-    recall: (name, args) => runTool(c, name, args),
+    async recall(name, args) {
+      if (name !== "smart_compact_search") return runTool(c, name, args);
+      const t0 = performance.now();
+      const text = await runTool(c, name, args);
+      stats.searches.push([performance.now() - t0, searchModeOf(text)]);
+      return text;
+    },
     async close() {
       await c.close();
       rmSync(dir, { recursive: true, force: true });
@@ -260,6 +283,13 @@ function compactContextArm(task, cfg, window) {
   };
 }
 
+/** The smarter-compact arm in the default configuration (embedder on); the bench runs it beside
+ * the embedder-off arm and compares the two (bench/lib/report-embedder.mjs). */
+export const EMBEDDER_ARM = "smarter-compact+embedder";
+/** The same, the background embedding finished after each request (the trial's `ctx.settle`),
+ * so its searches find the worker free and can be hybrid. */
+export const SETTLED_ARM = "smarter-compact+embedder+settled";
+
 /** Creates an arm for one trial. */
 export async function createArm(name, task, config, ctx) {
   const a = config.arms;
@@ -275,6 +305,12 @@ export async function createArm(name, task, config, ctx) {
       return clearArm(task, { ...a.clear_tool_uses, model: config.model }, w);
     case "smarter-compact":
       return smarterArm(task, { ...a["smarter-compact"], model: config.model }, w, ctx);
+    case EMBEDDER_ARM:
+    case SETTLED_ARM:
+      return smarterArm(task, { ...a["smarter-compact"], model: config.model, embedder: true }, w, {
+        ...ctx,
+        tag: `${ctx.tag ?? "o"}-embedder`,
+      });
     case "compact_context":
       return compactContextArm(task, { ...a.compact_context, model: config.model }, w);
     default:

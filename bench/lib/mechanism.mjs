@@ -25,6 +25,8 @@ export async function runTrial(task, armName, config, ctx, model = null) {
     const t0 = performance.now();
     const { messages, events, engineTokens } = await arm.prepare(hist, now);
     hookMs.push(performance.now() - t0);
+    // The model answers after the background embedding of what this request stored is done.
+    if (ctx.settle) await arm.compactor?.settled();
     const fit = fitWindow(messages, fixed, arm.window);
     if (fit.dropped) {
       windowDrops++;

@@ -19,6 +19,7 @@ import {
   scoreTable,
   testlogTable,
 } from "./report-mechanism.mjs";
+import { embedderSection } from "./report-embedder.mjs";
 import { BEHIND_NOTES, methodSection } from "./report-method.mjs";
 import { latencyPlot, scorePlot, tokensPlot } from "./report-plots.mjs";
 import {
@@ -342,6 +343,10 @@ export function writeReport({ bench, out, reportDir, config, quick, command, fac
       L.push(tl);
       L.push("");
     }
+    L.push(`### Embedder off and on (the default configuration)`);
+    L.push("");
+    L.push(embedderSection(mech, cfg));
+    L.push("");
     L.push(`### Tokens, cache and cost by arm`);
     L.push("");
     L.push(costTable(agg, cfg, { timings: true }));

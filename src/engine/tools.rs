@@ -27,6 +27,7 @@ impl<S: Sql> Engine<SqlStore<S>> {
                 hits,
                 mode: "fts",
                 coverage: Coverage::default(),
+                reason: None,
             });
         }
         hybrid_search(self.store.db(), query, limit, scope, query_vec)

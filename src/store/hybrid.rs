@@ -1,7 +1,10 @@
-//! Hybrid search: full-text (BM25) and embeddings (cosine) fused by reciprocal rank, one hit per
-//! message. Messages without vectors still come through the full-text side.
+//! Hybrid search: full-text (BM25) and embeddings (cosine), one hit per message. Messages that
+//! match the query exactly (every identifier a short lookup names, else every term) come first,
+//! in full-text order; the rest are fused by reciprocal rank, so vectors add the hits
+//! that say the same in other words after them. Messages without vectors still come through the
+//! full-text side.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
@@ -20,6 +23,8 @@ const FTS_DEPTH: usize = 200;
 /// MiniLM puts unrelated texts at 0.0–0.28 (nonsense queries against a real session) and the
 /// text an agent's own words describe at a median of 0.38: below this a vector-only hit is noise.
 const MIN_VECTOR_ONLY_COSINE: f64 = 0.3;
+/// Scores of exact matches start here, above any fused score (at most 2 / (RRF_K + 1)).
+const EXACT_SCORE: f64 = 1.0;
 
 /// Search hits and how they were found.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -30,6 +35,9 @@ pub struct Found {
     pub mode: &'static str,
     /// How much of the store has vectors.
     pub coverage: Coverage,
+    /// Why embeddings were not used, when they could have been (`None` for hybrid, or when
+    /// the store has none).
+    pub reason: Option<String>,
 }
 
 impl Found {
@@ -38,10 +46,14 @@ impl Found {
         let pct = (100 * self.coverage.embedded)
             .checked_div(self.coverage.chunks)
             .unwrap_or(0);
-        match self.mode {
-            "hybrid" => {
-                format!("hybrid: full-text + embeddings, which cover {pct}% of the stored text")
+        match (self.mode, &self.reason) {
+            ("hybrid", _) => format!(
+                "hybrid: exact matches first, then full-text + embeddings, which cover {pct}% of the stored text"
+            ),
+            (_, Some(why)) if self.coverage.embedded > 0 => {
+                format!("full-text, {why}; embeddings cover {pct}% of the stored text")
             }
+            (_, Some(why)) => format!("full-text, {why}"),
             _ if self.coverage.embedded > 0 => {
                 format!("full-text; embeddings cover {pct}% of the stored text")
             }
@@ -50,8 +62,9 @@ impl Found {
     }
 }
 
-/// Searches with full text and, when `query_vec` is given and vectors exist, embeddings fused
-/// by reciprocal rank.
+/// Searches with full text and, when `query_vec` is given and vectors exist, embeddings: exact
+/// matches first in full-text order, then the other full-text hits and the vector neighbours
+/// fused by reciprocal rank.
 pub fn hybrid_search<S: Sql + ?Sized>(
     db: &mut S,
     query: &str,
@@ -63,30 +76,45 @@ pub fn hybrid_search<S: Sql + ?Sized>(
     let cov = coverage(db)?;
     let Some(qv) = query_vec.filter(|_| cov.embedded > 0) else {
         let hits = super::search::search(db, query, limit, scope)?;
+        let reason = (query_vec.is_some() && cov.chunks > 0)
+            .then(|| "no stored text has embeddings yet".to_string());
         return Ok(Found {
             hits,
             mode: "fts",
             coverage: cov,
+            reason,
         });
     };
     let words = query_words(query);
-    // Full-text side: the best hit of each message, in rank order.
+    // Exact matches, best first (a message's best exact row), and the best hit of each other
+    // message in full-text rank order.
+    let mut exact: Vec<Hit> = Vec::new();
+    let mut exact_seqs: HashSet<i64> = HashSet::new();
     let mut fts_rank: HashMap<i64, (usize, Hit)> = HashMap::new();
     let mut order = 0;
-    for (is_line, id, score) in fts_candidates(db, query, scope)?
+    for c in fts_candidates(db, query, scope)?
         .into_iter()
         .take(FTS_DEPTH)
     {
-        if let Some(hit) = hit_for(db, is_line, id, score, &words)? {
-            if let std::collections::hash_map::Entry::Vacant(slot) = fts_rank.entry(hit.seq) {
-                slot.insert((order, hit));
-                order += 1;
+        let Some(hit) = hit_for(db, c.is_line, c.id, c.score, &words)? else {
+            continue;
+        };
+        if c.exact {
+            if exact_seqs.insert(hit.seq) {
+                exact.push(hit);
             }
+        } else if let std::collections::hash_map::Entry::Vacant(slot) = fts_rank.entry(hit.seq) {
+            slot.insert((order, hit));
+            order += 1;
         }
     }
+    fts_rank.retain(|seq, _| !exact_seqs.contains(seq));
     let vec_rank: Vec<(i64, i64, f64)> = rank(db, qv, scope == Scope::Trimmed)?
         .into_iter()
-        .filter(|(seq, _, cos)| fts_rank.contains_key(seq) || *cos >= MIN_VECTOR_ONLY_COSINE)
+        .filter(|(seq, _, cos)| {
+            !exact_seqs.contains(seq)
+                && (fts_rank.contains_key(seq) || *cos >= MIN_VECTOR_ONLY_COSINE)
+        })
         .collect();
     let mut fused: HashMap<i64, f64> = HashMap::new();
     for (seq, (r, _)) in &fts_rank {
@@ -97,9 +125,17 @@ pub fn hybrid_search<S: Sql + ?Sized>(
     }
     let mut best: Vec<(i64, f64)> = fused.into_iter().collect();
     best.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    best.truncate(limit);
+    exact.truncate(limit);
+    best.truncate(limit - exact.len());
     let start_line: HashMap<i64, i64> = vec_rank.iter().map(|(s, l, _)| (*s, *l)).collect();
-    let mut hits = Vec::with_capacity(best.len());
+    let mut hits: Vec<Hit> = exact
+        .into_iter()
+        .enumerate()
+        .map(|(r, h)| Hit {
+            score: EXACT_SCORE + 1.0 / (RRF_K + r as f64 + 1.0),
+            ..h
+        })
+        .collect();
     for (seq, score) in best {
         let hit = match fts_rank.remove(&seq) {
             Some((_, hit)) => Some(hit),
@@ -111,6 +147,7 @@ pub fn hybrid_search<S: Sql + ?Sized>(
         hits,
         mode: "hybrid",
         coverage: cov,
+        reason: None,
     })
 }
 

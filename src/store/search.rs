@@ -105,19 +105,55 @@ fn camel_parts(word: &str) -> Vec<String> {
     parts
 }
 
-/// The FTS4 MATCH expression for a free-text query; `None` when it has no searchable term.
-pub fn match_expr(query: &str) -> Option<String> {
-    let mut terms: Vec<String> = Vec::new();
+/// One term of a query's MATCH expression.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct QueryTerm {
+    /// The term as FTS4 matches it: a quoted phrase, or `terms:<part>`.
+    pub expr: String,
+    /// What the term is to the query.
+    pub kind: TermKind,
+}
+
+/// What a term is to the query it comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum TermKind {
+    /// A plain word of the query.
+    Word,
+    /// A word that names something: it holds a digit or an `_`, joins parts with dots,
+    /// slashes or dashes (`rec-000123`, `query.py`), or is camelCase.
+    Identifier,
+    /// A part of an identifier, matched in the extra terms column: it only widens the search.
+    Part,
+}
+
+/// Whether a query token (its parts) names something rather than being a plain word.
+fn is_identifier(parts: &[&str]) -> bool {
+    parts.len() > 1
+        || parts.iter().any(|p| {
+            p.contains('_') || p.chars().any(|c| c.is_ascii_digit()) || !camel_parts(p).is_empty()
+        })
+}
+
+/// The terms of a free-text query, in MATCH-expression order (at most [`MAX_TERMS`]).
+pub(super) fn query_terms(query: &str) -> Vec<QueryTerm> {
+    let mut terms: Vec<QueryTerm> = Vec::new();
     for chunk in query.split_whitespace() {
         let parts: Vec<&str> = chunk
             .split(|c: char| !(c.is_alphanumeric() || c == '_'))
             .filter(|p| !p.trim_matches('_').is_empty())
             .collect();
-        match parts.len() {
-            0 => {}
-            1 => terms.push(format!("\"{}\"", parts[0])),
-            _ => terms.push(format!("\"{}\"", parts.join(" "))),
+        if parts.is_empty() {
+            continue;
         }
+        let kind = if is_identifier(&parts) {
+            TermKind::Identifier
+        } else {
+            TermKind::Word
+        };
+        terms.push(QueryTerm {
+            expr: format!("\"{}\"", parts.join(" ")),
+            kind,
+        });
         // Parts of identifiers match the extra terms column (FTS4 column filters take single
         // terms, not phrases).
         for p in &parts {
@@ -126,14 +162,65 @@ pub fn match_expr(query: &str) -> Option<String> {
                     index_terms(p)
                         .split(' ')
                         .filter(|t| !t.is_empty())
-                        .map(|t| format!("terms:{t}")),
+                        .map(|t| QueryTerm {
+                            expr: format!("terms:{t}"),
+                            kind: TermKind::Part,
+                        }),
                 );
             }
         }
     }
-    terms.dedup();
+    terms.dedup_by(|a, b| a.expr == b.expr);
     terms.truncate(MAX_TERMS);
-    (!terms.is_empty()).then(|| terms.join(" OR "))
+    terms
+}
+
+/// The FTS4 MATCH expression for a free-text query; `None` when it has no searchable term.
+pub fn match_expr(query: &str) -> Option<String> {
+    let terms = query_terms(query);
+    (!terms.is_empty()).then(|| {
+        terms
+            .iter()
+            .map(|t| t.expr.as_str())
+            .collect::<Vec<_>>()
+            .join(" OR ")
+    })
+}
+
+/// Most plain words beside its identifiers in a query that looks something up (`latest value of
+/// key_3fa9c1`): a row holding its identifiers matches it exactly. A longer query describes
+/// rather than names, and a row must hold every one of its terms.
+const LOOKUP_WORDS: usize = 4;
+
+/// The terms a row must hold to match the query exactly, as indexes into [`query_terms`]: the
+/// identifiers of a lookup (at most [`LOOKUP_WORDS`] other words), else every word and identifier.
+pub(super) fn exact_terms(terms: &[QueryTerm]) -> Vec<usize> {
+    let of = |keep: &dyn Fn(TermKind) -> bool| -> Vec<usize> {
+        (0..terms.len()).filter(|&i| keep(terms[i].kind)).collect()
+    };
+    let ids = of(&|k| k == TermKind::Identifier);
+    let words = of(&|k| k == TermKind::Word);
+    if !ids.is_empty() && words.len() <= LOOKUP_WORDS {
+        ids
+    } else {
+        of(&|k| k != TermKind::Part)
+    }
+}
+
+/// Whether a row holds every phrase in `required`, from its `matchinfo(…, 'pcnalx')` blob.
+pub(super) fn holds_all(matchinfo: &[u8], required: &[usize]) -> bool {
+    let v: Vec<u32> = matchinfo
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    if v.len() < 2 || required.is_empty() {
+        return false;
+    }
+    let (p, c) = (v[0] as usize, v[1] as usize);
+    let x = 3 + 2 * c;
+    required
+        .iter()
+        .all(|&i| i < p && (0..c).any(|j| v.get(x + 3 * (i * c + j)).is_some_and(|&hits| hits > 0)))
 }
 
 /// Okapi BM25 of one row from its `matchinfo(…, 'pcnalx')` blob.
@@ -167,9 +254,14 @@ pub fn bm25(matchinfo: &[u8], weights: &[f64]) -> f64 {
     score
 }
 
-/// Ranks the rows an FTS query returns as (docid, matchinfo), best first.
-fn ranked<S: Sql + ?Sized>(db: &mut S, sql: &str, expr: &str) -> Result<Vec<(i64, f64)>> {
-    let mut rows: Vec<(i64, f64)> = db
+/// Ranks the rows an FTS query returns as (docid, BM25, holds every `exact` term), best first.
+fn ranked<S: Sql + ?Sized>(
+    db: &mut S,
+    sql: &str,
+    expr: &str,
+    exact: &[usize],
+) -> Result<Vec<(i64, f64, bool)>> {
+    let mut rows: Vec<(i64, f64, bool)> = db
         .query(
             sql,
             &[
@@ -178,21 +270,38 @@ fn ranked<S: Sql + ?Sized>(db: &mut S, sql: &str, expr: &str) -> Result<Vec<(i64
             ],
         )?
         .into_iter()
-        .map(|r| (r[0].as_i64(), bm25(r[1].as_bytes(), &WEIGHTS)))
+        .map(|r| {
+            let info = r[1].as_bytes();
+            (r[0].as_i64(), bm25(info, &WEIGHTS), holds_all(info, exact))
+        })
         .collect();
     rows.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
     Ok(rows)
 }
 
-/// Ranked full-text candidates: (is an output line, row id, BM25), best first.
+/// A row full-text search found.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Candidate {
+    /// The row is an output line (else a message).
+    pub is_line: bool,
+    /// Its row id.
+    pub id: i64,
+    /// Its BM25.
+    pub score: f64,
+    /// It holds every term the query must match exactly ([`exact_terms`]).
+    pub exact: bool,
+}
+
+/// Ranked full-text candidates, best first.
 pub(super) fn fts_candidates<S: Sql + ?Sized>(
     db: &mut S,
     query: &str,
     scope: Scope,
-) -> Result<Vec<(bool, i64, f64)>> {
+) -> Result<Vec<Candidate>> {
     let Some(expr) = match_expr(query) else {
         return Ok(Vec::new());
     };
+    let exact = exact_terms(&query_terms(query));
     let trimmed = scope == Scope::Trimmed;
     let lines_sql = format!(
         "SELECT lines_fts.docid, matchinfo(lines_fts, 'pcnalx') FROM lines_fts \
@@ -209,16 +318,24 @@ pub(super) fn fts_candidates<S: Sql + ?Sized>(
          JOIN messages m ON m.seq = messages_fts.docid WHERE messages_fts MATCH ?{} LIMIT CAST(? AS INTEGER)",
         if trimmed { " AND m.in_context = 0" } else { "" }
     );
-    let mut all: Vec<(bool, i64, f64)> = ranked(db, &lines_sql, &expr)?
+    let row = |is_line: bool| {
+        move |(id, score, exact): (i64, f64, bool)| Candidate {
+            is_line,
+            id,
+            score,
+            exact,
+        }
+    };
+    let mut all: Vec<Candidate> = ranked(db, &lines_sql, &expr, &exact)?
         .into_iter()
-        .map(|(id, s)| (true, id, s))
+        .map(row(true))
         .chain(
-            ranked(db, &msgs_sql, &expr)?
+            ranked(db, &msgs_sql, &expr, &exact)?
                 .into_iter()
-                .map(|(id, s)| (false, id, s)),
+                .map(row(false)),
         )
         .collect();
-    all.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.1.cmp(&b.1)));
+    all.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
     Ok(all)
 }
 
@@ -253,8 +370,8 @@ pub fn search<S: Sql + ?Sized>(
     all.truncate(limit);
     let words = query_words(query);
     let mut hits = Vec::with_capacity(all.len());
-    for (is_line, id, score) in all {
-        hits.extend(hit_for(db, is_line, id, score, &words)?);
+    for c in all {
+        hits.extend(hit_for(db, c.is_line, c.id, c.score, &words)?);
     }
     Ok(hits)
 }
@@ -439,6 +556,38 @@ mod tests {
             .unwrap()
             .split(" OR ")
             .all(|t| !t.contains('*')));
+    }
+
+    #[test]
+    fn identifiers_are_what_a_row_must_hold_to_match_exactly() {
+        let kinds = |q: &str| -> Vec<(String, TermKind)> {
+            query_terms(q)
+                .into_iter()
+                .map(|t| (t.expr, t.kind))
+                .collect()
+        };
+        assert_eq!(
+            kinds("latest value of key_3fa9c1"),
+            vec![
+                ("\"latest\"".into(), TermKind::Word),
+                ("\"value\"".into(), TermKind::Word),
+                ("\"of\"".into(), TermKind::Word),
+                ("\"key_3fa9c1\"".into(), TermKind::Identifier),
+                ("terms:key".into(), TermKind::Part),
+                ("terms:3fa9c1".into(), TermKind::Part),
+            ]
+        );
+        assert_eq!(
+            exact_terms(&query_terms("latest value of key_3fa9c1")),
+            vec![3]
+        );
+        assert_eq!(
+            exact_terms(&query_terms("failing login test")),
+            vec![0, 1, 2]
+        );
+        for q in ["rec-000123", "query.py", "getUserName", "404"] {
+            assert_eq!(kinds(q)[0].1, TermKind::Identifier, "{q}");
+        }
     }
 
     #[test]

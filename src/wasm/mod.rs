@@ -188,8 +188,9 @@ impl Engine {
         to_js(self.inner.config())
     }
 
-    /// `smart_compact_search`: `{hits, text, mode, coverage}`. `scope` is `trimmed` or `all`;
-    /// `query_vec` (the query's embedding) makes it hybrid when vectors exist.
+    /// `smart_compact_search`: `{hits, text, mode, coverage, reason}`. `scope` is `trimmed` or
+    /// `all`; `query_vec` (the query's embedding) makes it hybrid when vectors exist; without it,
+    /// `fts_reason` says why the host searched full-text only (e.g. its embedder was busy).
     #[wasm_bindgen(unchecked_return_type = "SearchResult")]
     pub fn search(
         &mut self,
@@ -197,6 +198,7 @@ impl Engine {
         limit: f64,
         scope: &str,
         query_vec: Option<Vec<f32>>,
+        fts_reason: Option<String>,
     ) -> Result<JsValue> {
         let scope = match scope {
             "trimmed" => Scope::Trimmed,
@@ -207,7 +209,7 @@ impl Engine {
                 )))
             }
         };
-        let found = self
+        let mut found = self
             .inner
             .search(
                 query,
@@ -216,9 +218,12 @@ impl Engine {
                 query_vec.as_deref(),
             )
             .map_err(error)?;
+        if found.mode == "fts" && found.reason.is_none() {
+            found.reason = fts_reason.filter(|r| !r.is_empty());
+        }
         let text = render_hits(query, &found.hits, scope, &found.how());
         to_js(
-            &serde_json::json!({ "hits": found.hits, "mode": found.mode, "coverage": found.coverage, "text": text }),
+            &serde_json::json!({ "hits": found.hits, "mode": found.mode, "coverage": found.coverage, "reason": found.reason, "text": text }),
         )
     }
 

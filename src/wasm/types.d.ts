@@ -318,6 +318,9 @@ export interface SearchResult {
   hits: Hit[];
   mode: "fts" | "hybrid";
   coverage: Coverage;
+  /** Why embeddings were not used when they could have been (e.g. the embedder was busy with
+   * the background backlog, or nothing is embedded yet); null for hybrid or without an embedder. */
+  reason: string | null;
   text: string;
 }
 
