@@ -11,7 +11,7 @@ import { codedError } from "./errors.js";
 /** Floats per vector. */
 export const DIM = 384;
 const MODEL = "sentence-transformers/all-MiniLM-L6-v2";
-const MODEL_FILE = "minilm-l6-v2.onnx";
+const MODEL_FILE = "minilm-l6-v2-int8.onnx";
 const TOKENIZER_FILE = "tokenizer.json";
 /** Texts per worker call: enough for the wasm to batch short texts, few enough that requests interleave. */
 const CHUNK = 32;

@@ -59,7 +59,7 @@ test("the tarball imports and runs under Node 20, Node 22 and Bun", { timeout: 2
   assert.deepEqual(manifest.pi.extensions, ["./js/hosts/pi.js"]);
   assert.ok(!fs.readdirSync(pkg.dir).includes("src"), "no Rust sources in the package");
   for (const f of [
-    "models/minilm-l6-v2.onnx",
+    "models/minilm-l6-v2-int8.onnx",
     "models/tokenizer.json",
     "pkg-embed/smarter_compact_bg.wasm",
     "pkg-edit/smarter_compact_bg.wasm",
