@@ -10,8 +10,8 @@ Two ways of storing the weights in 8 bits, both read from out/minilm-l6-v2.onnx:
                                   rows, one scale per output column and block (the blocks
                                   joined by a Concat); a table one scale per row.  A
                                   DequantizeLinear in front of each use; the arithmetic stays
-                                  float32: a runtime folds the constant DequantizeLinear and
-                                  Concat into a float32 weight at load time.  (One scale per
+                                  float32 (tract wasm runs it at the f32 speed, tract native
+                                  slower: bench/EMBED.md).  (One scale per
                                   whole column measured cos min 0.9963 against
                                   sentence-transformers, blocks of 32 rows 0.9995.)
   out/minilm-l6-v2-dynint8.onnx   onnxruntime.quantization.quantize_dynamic: int8 per-channel
