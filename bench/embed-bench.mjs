@@ -1,7 +1,10 @@
-// Embedder speed and memory: the wasm embedder (npm-embed/pkg-embed, run directly in this process,
-// no worker) or onnxruntime-node on the same ONNX file, one thread, ms per text at 16/128/256
-// tokens with batch 1 and 8 (median of 5 runs after a warm-up; wall time and process CPU time, which a busy
-// machine disturbs less), load time, peak RSS.
+// Embedder speed, accuracy and memory: the wasm embedder (npm-embed/pkg-embed, run directly in this
+// process, no worker) or onnxruntime-node on the same ONNX file, one thread, ms per text at
+// 16/128/256 tokens with batch 1 and 8 (median of 5 runs after a warm-up; wall time and process
+// CPU time, which a busy machine disturbs less), load time, the cosine of the 40 reference texts
+// against sentence-transformers' vectors (min and mean), peak RSS.
+// The ONNX file: MODEL_FILE=name in MODEL_DIR (default: the shipped minilm-l6-v2-int8.onnx); the
+// worker mode loads the file js/embedder.js names, from MODEL_DIR.
 // Run one runtime per process so the RSS is its own:
 //   node bench/embed-bench.mjs wasm [MODEL_DIR]       (PKG_EMBED=dir: another wasm-bindgen output)
 //   node bench/embed-bench.mjs worker [MODEL_DIR]   (createEmbedder: load + RSS of the worker path)
@@ -17,6 +20,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 const [runtime = "wasm", modelArg] = process.argv.slice(2);
 const modelDir = modelArg ?? fileURLToPath(new URL("../models/out/", import.meta.url));
 const DIM = 384;
+const modelFile = `${modelDir}/${process.env.MODEL_FILE ?? "minilm-l6-v2-int8.onnx"}`;
 const tokenizer = JSON.parse(readFileSync(`${modelDir}/tokenizer.json`, "utf8"));
 const vocab = tokenizer.model.vocab;
 const session = JSON.parse(
@@ -49,18 +53,19 @@ async function wasmRuntime() {
   glue.initSync({ module: new WebAssembly.Module(wasm) });
   const compileMs = performance.now() - t;
   t = performance.now();
-  const e = new glue.Embedder(
-    readFileSync(`${modelDir}/minilm-l6-v2.onnx`),
-    readFileSync(`${modelDir}/tokenizer.json`),
-  );
+  const e = new glue.Embedder(readFileSync(modelFile), readFileSync(`${modelDir}/tokenizer.json`));
   const loadMs = performance.now() - t;
-  return { compileMs, loadMs, run: (batch) => e.embed(batch.map((b) => b.text)) };
+  const run = (batch) => {
+    const flat = e.embed(batch.map((b) => b.text));
+    return batch.map((_, i) => flat.subarray(i * DIM, (i + 1) * DIM));
+  };
+  return { compileMs, loadMs, run };
 }
 
 async function ortRuntime() {
   const ort = createRequire(import.meta.url)(process.env.ORT ?? "onnxruntime-node");
   const t = performance.now();
-  const s = await ort.InferenceSession.create(`${modelDir}/minilm-l6-v2.onnx`, {
+  const s = await ort.InferenceSession.create(modelFile, {
     intraOpNumThreads: 1,
     interOpNumThreads: 1,
     executionMode: "sequential",
@@ -131,4 +136,23 @@ for (const tokens of [16, 128, 256]) {
     );
   }
 }
+// Accuracy: the 40 reference texts in one call. Not for onnxruntime, which gets token ids and has
+// no tokenizer here (models/verify.py checks it against the same vectors).
+const reference = JSON.parse(
+  readFileSync(new URL("../tests/data/embeddings/minilm_reference.json", import.meta.url), "utf8"),
+);
+if (runtime !== "ort") {
+  const got = await rt.run(reference.texts.map((text) => ({ text })));
+  const cos = got.map((v, i) => cosine(v, reference.vectors[i]));
+  console.log(
+    `${runtime}: ${cos.length} reference texts, cos min ${Math.min(...cos).toFixed(7)} mean ${(cos.reduce((a, b) => a + b, 0) / cos.length).toFixed(7)}`,
+  );
+}
 console.log(`${runtime}: peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
+
+function cosine(a, b) {
+  let [ab, aa, bb] = [0, 0, 0];
+  for (let i = 0; i < DIM; i++)
+    [ab, aa, bb] = [ab + a[i] * b[i], aa + a[i] * a[i], bb + b[i] * b[i]];
+  return ab / Math.sqrt(aa * bb);
+}

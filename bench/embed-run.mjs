@@ -1,14 +1,28 @@
 #!/usr/bin/env node
-// `make bench-embed`: the embedder's speed and memory, each runtime in its own process, written
-// to bench/EMBED.md. Every figure in that file comes from this run's output:
+// `make bench-embed`: the embedder's speed, accuracy and memory for each model variant
+// (models/README.md), each runtime in its own process, written to bench/EMBED.md; the variants'
+// table also goes into models/README.md. Every figure in those tables comes from this run:
 //   wasm     node bench/embed-bench.mjs wasm     (tract wasm SIMD, npm-embed/pkg-embed, no worker)
-//   worker   node bench/embed-bench.mjs worker   (createEmbedder: the packaged worker path)
 //   native   cargo bench --features embed --bench embed_native (tract native, release profile)
 //   ort      node bench/embed-bench.mjs ort      (onnxruntime-node, only if it installs from the
 //            npm registry into target/ort; otherwise the file says why it was skipped)
+//   mrr      node --test tests/js/hybrid-probe.test.mjs (hybrid vs full-text MRR on the
+//            paraphrase probes, the model given through SMARTER_COMPACT_MODEL_DIR)
+//   worker   node bench/embed-bench.mjs worker   (createEmbedder: the packaged worker path,
+//            shipped variant only)
+// EMBED_VARIANTS=f32,int8 measures some variants only; EMBED_NATIVE=0 leaves tract native out,
+// EMBED_MRR=0 the MRR runs. A partial run prints its tables but writes no file.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { cpus, loadavg, totalmem } from "node:os";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
@@ -18,6 +32,38 @@ const ROOT = join(BENCH, "..");
 const ORT_VERSION = "1.30.0";
 const ORT_DIR = join(ROOT, "target", "ort");
 const NATIVE_TARGET = join(ROOT, "target", "embed-native");
+const MODELS = join(ROOT, "models", "out");
+/** The model variants (models/variants.py, models/build_model.py), f32 first: the baseline. */
+const VARIANTS = [
+  { key: "f32", file: "minilm-l6-v2.onnx", what: "float32 (build_model.py)" },
+  {
+    key: "fp16",
+    file: "minilm-l6-v2-fp16.onnx",
+    what: "fp16-stored: 2-D initializers float16 + Cast, float32 compute (build_model.py --fp16)",
+  },
+  {
+    key: "int8",
+    file: "minilm-l6-v2-int8.onnx",
+    what: "int8 weight-only: int8 + DequantizeLinear (one scale per output column per 32 input rows), float32 compute (variants.py)",
+  },
+  {
+    key: "dynint8",
+    file: "minilm-l6-v2-dynint8.onnx",
+    what: "int8 dynamic: onnxruntime quantize_dynamic, MatMulInteger on uint8 activations (variants.py)",
+  },
+];
+// The file the package loads: the one constant the built js/embedder.js (npm/js) names.
+const SHIPPED = readFileSync(join(ROOT, "npm", "js", "embedder.js"), "utf8").match(
+  /const MODEL_FILE = "([^"]+)"/,
+)?.[1];
+if (!VARIANTS.some((v) => v.file === SHIPPED))
+  throw new Error(`js/embedder.js ships ${SHIPPED}, which is not a measured variant`);
+const chosen = process.env.EMBED_VARIANTS?.split(",") ?? VARIANTS.map((v) => v.key);
+const variants = VARIANTS.filter((v) => chosen.includes(v.key));
+const partial = variants.length < VARIANTS.length || process.env.EMBED_MRR === "0";
+for (const v of variants)
+  if (!existsSync(join(MODELS, v.file)))
+    throw new Error(`models/out/${v.file} is missing: run \`make model-variants\``);
 const t0 = performance.now();
 const log = (...a) =>
   console.log(`[bench-embed ${((performance.now() - t0) / 1000).toFixed(0).padStart(4)}s]`, ...a);
@@ -55,6 +101,10 @@ function parse(out) {
     readyMs: num(/ready (\d+) ms/),
     workerLoadMs: num(/load in worker (\d+) ms/),
     rssMB: num(/peak RSS (\d+) MB/),
+    cos: out
+      .match(/reference texts, cos min ([\d.]+) mean ([\d.]+)/)
+      ?.slice(1)
+      .map(Number),
   };
 }
 
@@ -68,18 +118,37 @@ const lockVersion = (name) =>
   )?.[1] ?? "?";
 
 const rows = [];
+/** Per variant: { wasm, native, ort, mrr } as parsed from its runs. */
+const measured = new Map(variants.map((v) => [v.key, {}]));
 const loadStart = loadavg()[0];
 
-for (const runtime of ["wasm", "worker"]) {
-  log(`${runtime}: node bench/embed-bench.mjs ${runtime}`);
-  const r = run(process.execPath, [join(BENCH, "embed-bench.mjs"), runtime]);
-  if (!r.ok) throw new Error(`embed-bench ${runtime} failed (${r.status}):\n${r.out.slice(-3000)}`);
+/** A folder holding `variant`'s file under the name js/embedder.js loads, and the tokenizer. */
+function modelDirOf(variant) {
+  const dir = mkdtempSync(join(tmpdir(), `sc-embed-${variant.key}-`));
+  symlinkSync(join(MODELS, variant.file), join(dir, SHIPPED));
+  symlinkSync(join(MODELS, "tokenizer.json"), join(dir, "tokenizer.json"));
+  return dir;
+}
+
+for (const v of variants) {
+  log(`${v.key} wasm: MODEL_FILE=${v.file} node bench/embed-bench.mjs wasm`);
+  const r = run(process.execPath, [join(BENCH, "embed-bench.mjs"), "wasm"], { MODEL_FILE: v.file });
+  if (!r.ok)
+    throw new Error(`embed-bench wasm ${v.key} failed (${r.status}):\n${r.out.slice(-3000)}`);
+  process.stdout.write(r.out);
+  measured.get(v.key).wasm = parse(r.out);
+  rows.push({ runtime: "tract wasm SIMD (Node, in process, no worker)", v, ...parse(r.out) });
+}
+
+{
+  const v = VARIANTS.find((x) => x.file === SHIPPED);
+  log(`worker (${v.key}): node bench/embed-bench.mjs worker`);
+  const r = run(process.execPath, [join(BENCH, "embed-bench.mjs"), "worker"]);
+  if (!r.ok) throw new Error(`embed-bench worker failed (${r.status}):\n${r.out.slice(-3000)}`);
   process.stdout.write(r.out);
   rows.push({
-    runtime:
-      runtime === "wasm"
-        ? "tract wasm SIMD (Node, in process, no worker)"
-        : "packaged path: `createEmbedder` (wasm SIMD in a worker thread)",
+    runtime: "packaged path: `createEmbedder` (wasm SIMD in a worker thread)",
+    v,
     ...parse(r.out),
   });
 }
@@ -91,23 +160,24 @@ if (process.env.EMBED_NATIVE === "0") {
   nativeSkipped = "EMBED_NATIVE=0 was set";
   log(`native skipped: ${nativeSkipped}`);
 } else {
-  log("native: cargo bench --features embed --bench embed_native (release profile)");
-  const r = run("cargo", [
-    "bench",
-    "--features",
-    "embed",
-    "--bench",
-    "embed_native",
-    "--target-dir",
-    NATIVE_TARGET,
-  ]);
-  if (!r.ok) throw new Error(`native bench failed (${r.status}):\n${r.out.slice(-3000)}`);
-  const lines = r.out.split("\n").filter((l) => l.startsWith("native"));
-  console.log(lines.join("\n"));
-  rows.push({
-    runtime: "tract native (`cargo bench`, release profile)",
-    ...parse(lines.join("\n")),
-  });
+  for (const v of variants) {
+    log(`${v.key} native: cargo bench --features embed --bench embed_native (release profile)`);
+    const r = run(
+      "cargo",
+      ["bench", "--features", "embed", "--bench", "embed_native", "--target-dir", NATIVE_TARGET],
+      { SMARTER_COMPACT_MODEL_FILE: v.file },
+    );
+    if (!r.ok)
+      throw new Error(`native bench ${v.key} failed (${r.status}):\n${r.out.slice(-3000)}`);
+    const lines = r.out.split("\n").filter((l) => l.startsWith("native"));
+    console.log(lines.join("\n"));
+    measured.get(v.key).native = parse(lines.join("\n"));
+    rows.push({
+      runtime: "tract native (`cargo bench`, release profile)",
+      v,
+      ...parse(lines.join("\n")),
+    });
+  }
 }
 
 // onnxruntime-node: only from the npm registry (no install scripts, so nothing is downloaded
@@ -132,19 +202,46 @@ let ort = null;
   if (!inst.ok)
     ort = { skipped: `npm install failed (exit ${inst.status}): ${lastLine(inst.out)}` };
   else {
-    const r = run(process.execPath, [join(BENCH, "embed-bench.mjs"), "ort"], { ORT: mod });
-    if (!r.ok)
-      ort = { skipped: `installed, but the bench failed (exit ${r.status}): ${lastLine(r.out)}` };
-    else {
+    ort = { ok: true };
+    for (const v of variants) {
+      log(`${v.key} ort: MODEL_FILE=${v.file} node bench/embed-bench.mjs ort`);
+      const r = run(process.execPath, [join(BENCH, "embed-bench.mjs"), "ort"], {
+        ORT: mod,
+        MODEL_FILE: v.file,
+      });
+      if (!r.ok) {
+        ort = { skipped: `installed, but the bench failed (exit ${r.status}): ${lastLine(r.out)}` };
+        break;
+      }
       process.stdout.write(r.out);
       rows.push({
         runtime: `onnxruntime-node ${ORT_VERSION}, one thread (token ids given, no tokenizer)`,
+        v,
         ...parse(r.out),
       });
-      ort = { ok: true };
     }
   }
   if (ort.skipped) log(`ORT skipped: ${ort.skipped}`);
+}
+
+// The hybrid-search MRR of each variant: the paraphrase-probe test on the packaged path
+// (createEmbedder, background embedding), its figures parsed from its output. Its assertion
+// (hybrid > fts) may fail for a variant: the figures are still printed before it and kept.
+if (process.env.EMBED_MRR !== "0") {
+  for (const v of variants) {
+    const dir = modelDirOf(v);
+    log(
+      `${v.key} mrr: SMARTER_COMPACT_MODEL_DIR=${dir} node --test tests/js/hybrid-probe.test.mjs`,
+    );
+    const r = run(process.execPath, ["--test", "tests/js/hybrid-probe.test.mjs"], {
+      SMARTER_COMPACT_MODEL_DIR: dir,
+    });
+    rmSync(dir, { recursive: true, force: true });
+    const m = r.out.match(/paraphrase probes: (\d+) .*?MRR fts ([\d.]+), hybrid ([\d.]+)/);
+    if (!m) throw new Error(`hybrid-probe ${v.key}: no MRR in its output:\n${r.out.slice(-3000)}`);
+    console.log(m[0]);
+    measured.get(v.key).mrr = { probes: +m[1], fts: +m[2], hybrid: +m[3], passed: r.ok };
+  }
 }
 
 function lastLine(text) {
@@ -155,7 +252,7 @@ function lastLine(text) {
   return (ls.at(-1) ?? "").slice(0, 300).replace(/\|/g, "\\|");
 }
 
-// the table: one column per (tokens, batch) seen in the output
+// the speed table: one row per runtime and variant, one column per (tokens, batch) seen
 const keys = [...new Set(rows.flatMap((r) => Object.keys(r.cells)))].sort((a, b) => {
   const [ta, ba] = a.split("/").map(Number);
   const [tb, bb] = b.split("/").map(Number);
@@ -165,11 +262,11 @@ const fmt = (x) => (x == null ? "–" : x >= 100 ? x.toFixed(0) : x.toFixed(1));
 const cell = (c) => (c ? `${fmt(c.wall)}${c.cpu != null ? ` (${fmt(c.cpu)})` : ""}` : "–");
 const secs = (ms) => (ms == null ? null : `${(ms / 1000).toFixed(2)} s`);
 const table = [
-  `| runtime | ${keys.map((k) => `${k.split("/")[0]} tok b${k.split("/")[1]}`).join(" | ")} | model load | peak RSS |`,
-  `|---|${keys.map(() => "---").join("|")}|---|---|`,
+  `| runtime | model | ${keys.map((k) => `${k.split("/")[0]} tok b${k.split("/")[1]}`).join(" | ")} | model load | peak RSS |`,
+  `|---|---|${keys.map(() => "---").join("|")}|---|---|`,
   ...rows.map(
     (r) =>
-      `| ${r.runtime} | ${keys.map((k) => cell(r.cells[k])).join(" | ")} | ${
+      `| ${r.runtime} | ${r.v.key} | ${keys.map((k) => cell(r.cells[k])).join(" | ")} | ${
         r.readyMs != null
           ? `ready ${secs(r.readyMs)} (load in the worker ${secs(r.workerLoadMs)})`
           : `${secs(r.loadMs) ?? "–"}${r.compileMs ? ` (+${secs(r.compileMs)} compile)` : ""}`
@@ -177,14 +274,63 @@ const table = [
   ),
 ].join("\n");
 
-const wasm = readFileSync(join(ROOT, "npm-embed", "pkg-embed", "smarter_compact_bg.wasm"));
-const model = statSync(join(ROOT, "models", "out", "minilm-l6-v2.onnx")).size;
+// the variants table: size, accuracy, hybrid-search MRR and the b1 speed of each
 const mb = (b) => `${(b / 1e6).toFixed(1)} MB`;
+const cosCell = (c) => (c ? `${c[0].toFixed(4)} / ${c[1].toFixed(4)}` : "–");
+// CPU time (less disturbed by a busy machine than wall time), wall time where none was measured
+const b1 = (p) =>
+  p
+    ? [16, 128, 256]
+        .map((t) => p.cells[`${t}/1`])
+        .map((c) => fmt(c?.cpu ?? c?.wall))
+        .join(" / ")
+    : "–";
+const baseline = measured.get("f32")?.mrr;
+/**
+ * Whether a variant keeps cos >= 0.99 (every runtime measured) and the f32 file's hybrid MRR.
+ * "Keeps" allows less than one probe's step from rank 1 to rank 2, 1/(2 × probes): the MRR moves
+ * by about that much for vectors that differ by 1e-7 in cosine (measured: fp16 0.278, f32 0.277).
+ */
+function verdict(key) {
+  const m = measured.get(key);
+  const cosMin = [m.wasm?.cos, m.native?.cos].filter(Boolean).map((c) => c[0]);
+  if (cosMin.some((c) => c < 0.99)) return "no: cos min < 0.99";
+  if (!m.mrr || !baseline) return "cos ok; MRR not measured";
+  const step = 1 / (2 * baseline.probes);
+  if (m.mrr.hybrid < baseline.hybrid - step)
+    return `no: MRR ${m.mrr.hybrid} < f32 ${baseline.hybrid} − ${step.toFixed(4)}`;
+  return m.mrr.hybrid < baseline.hybrid
+    ? `yes (MRR −${(baseline.hybrid - m.mrr.hybrid).toFixed(3)})`
+    : "yes";
+}
+const variantRows = variants.map((v) => {
+  const bytes = readFileSync(join(MODELS, v.file));
+  const m = measured.get(v.key);
+  const mrr = m.mrr ? `${m.mrr.hybrid.toFixed(3)} (fts ${m.mrr.fts.toFixed(3)})` : "–";
+  return `| ${v.key}${v.file === SHIPPED ? " (**shipped**)" : ""} | \`${v.file}\` | ${mb(bytes.length)} | ${mb(gzipSync(bytes, { level: 9 }).length)} | ${cosCell(m.wasm?.cos)} | ${cosCell(m.native?.cos)} | ${mrr} | ${b1(m.wasm)} | ${b1(m.native)} | ${verdict(v.key)} |`;
+});
+const variantTable = [
+  "| variant | file | size | gzip -9 | cos min / mean, wasm | cos min / mean, native | hybrid MRR (fts) | wasm ms CPU/text 16 / 128 / 256 tok | native ms CPU/text 16 / 128 / 256 tok | cos ≥ 0.99 and f32's MRR (± one probe's rank 1→2) |",
+  "|---|---|---|---|---|---|---|---|---|---|",
+  ...variantRows,
+].join("\n");
+const variantNotes = `Variants: ${variants.map((v) => `**${v.key}** ${v.what}`).join("; ")}. Cosine: the 40 texts of \`tests/data/embeddings/minilm_reference.json\` (sentence-transformers 6.2.0, up to 256 tokens) in one \`embed()\` call, against the reference vectors. MRR: \`tests/js/hybrid-probe.test.mjs\` (${baseline ? `${baseline.probes} paraphrase probes` : "paraphrase probes"} over three real sessions, embedded in the background through \`createEmbedder\`), the variant's file given through \`SMARTER_COMPACT_MODEL_DIR\`. ms CPU/text: batch 1, the process's (native: the thread's) CPU time per text, the median of the speed table's runs (wall time is in the speed table).`;
+
+const wasm = readFileSync(join(ROOT, "npm-embed", "pkg-embed", "smarter_compact_bg.wasm"));
 const machine = `${cpus()[0]?.model ?? "?"}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GB, ${process.platform} ${process.arch}; Node ${process.version}, ${version("rustc", ["--version"]) ?? "rustc ?"}, tract-onnx ${lockVersion("tract-onnx")}, tokenizers ${lockVersion("tokenizers")}. Load average (1 min) ${loadStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end, on ${cpus().length} cores.`;
+const generated = `Generated by \`make bench-embed\` (\`node bench/embed-run.mjs\`) on ${new Date().toISOString().slice(0, 10)}: ${machine}`;
 
-const md = `# Embedder speed and memory (all-MiniLM-L6-v2 f32, \`models/out/minilm-l6-v2.onnx\`)
+const md = `# Embedder speed, accuracy and memory (all-MiniLM-L6-v2; shipped: \`models/out/${SHIPPED}\`)
 
-Generated by \`make bench-embed\` (\`node bench/embed-run.mjs\`) on ${new Date().toISOString().slice(0, 10)}: ${machine}
+${generated}
+
+## Model variants
+
+${variantTable}
+
+${variantNotes}
+
+## Speed and memory
 
 Each runtime in its own process (so the peak RSS is its own), one thread. Texts of exactly the token counts in the header (\`[CLS]\`/\`[SEP]\` included), runs of real session words that are single WordPiece tokens; ms per text, the median of the timed runs after a warm-up run (\`bench/embed-bench.mjs\`, \`bench/embed_native.rs\`), wall time with the process's (native: the thread's) CPU time in parentheses where measured. "b1": one text per call; "bN": N texts per \`embed()\` call (the embedder's planner decides how it batches them; onnxruntime gets one plain padded batch). Peak RSS: the whole process (\`process.resourceUsage().maxRSS\`; native: \`VmHWM\`), the model file's bytes included.
 
@@ -192,12 +338,25 @@ ${table}
 
 ${nativeSkipped ? `tract native skipped: ${nativeSkipped} (\`make bench-embed\` runs it).\n\n` : ""}${ort?.skipped ? `onnxruntime-node ${ORT_VERSION} skipped: ${ort.skipped}` : `onnxruntime-node ${ORT_VERSION} was installed from the npm registry into \`target/ort\` with \`--ignore-scripts\` (nothing downloaded from elsewhere); its figures exclude tokenization, the wasm and native ones include it.`}
 
-Sizes: \`npm-embed/pkg-embed/smarter_compact_bg.wasm\` ${mb(wasm.length)} raw, ${mb(gzipSync(wasm, { level: 9 }).length)} gzip -9; the model file ${mb(model)}.
+Sizes: \`npm/pkg-embed/smarter_compact_bg.wasm\` ${mb(wasm.length)} raw, ${mb(gzipSync(wasm, { level: 9 }).length)} gzip -9.
 
-Reproduce: \`make bench-embed\` (needs \`make build-embed\`; the native bench builds in \`target/embed-native\`). One runtime by hand: \`node bench/embed-bench.mjs wasm|worker\`, \`ORT=target/ort/node_modules/onnxruntime-node node bench/embed-bench.mjs ort\`, \`cargo bench --features embed --bench embed_native\`.
+Reproduce: \`make bench-embed\` (needs \`make build-embed\` and \`make model-variants\`; the native bench builds in \`target/embed-native\`). One runtime by hand: \`MODEL_FILE=<file> node bench/embed-bench.mjs wasm|ort\`, \`node bench/embed-bench.mjs worker\`, \`SMARTER_COMPACT_MODEL_FILE=<file> cargo bench --features embed --bench embed_native\`; some variants only: \`EMBED_VARIANTS=f32,int8\` (prints, writes nothing).
 `;
 
-writeFileSync(join(BENCH, "EMBED.md"), md);
-log(`bench/EMBED.md written`);
-console.log(`\n${table}`);
+console.log(`\n${variantTable}\n\n${table}`);
 if (ort?.skipped) console.log(`\nORT skipped: ${ort.skipped}`);
+if (partial) log("a partial run (EMBED_VARIANTS or EMBED_MRR=0): no file written");
+else {
+  writeFileSync(join(BENCH, "EMBED.md"), md);
+  // models/README.md: the table between its two markers, the rest of the file as it is.
+  const readme = join(ROOT, "models", "README.md");
+  const [begin, end] = ["<!-- variants:begin -->", "<!-- variants:end -->"];
+  const text = readFileSync(readme, "utf8");
+  const [i, j] = [text.indexOf(begin), text.indexOf(end)];
+  if (i < 0 || j < i) throw new Error(`models/README.md lacks the ${begin} … ${end} markers`);
+  writeFileSync(
+    readme,
+    `${text.slice(0, i + begin.length)}\n${generated}\n\n${variantTable}\n\n${variantNotes}\n${text.slice(j)}`,
+  );
+  log("bench/EMBED.md and the table in models/README.md written");
+}

@@ -1,7 +1,9 @@
 //! Native embedder throughput on one thread: ms per text at 16/128/256 tokens, batch 1 and 8,
-//! median of 5 runs after a warm-up, wall and CPU time, release build. Run:
+//! median of 5 runs after a warm-up, wall and CPU time, release build; then the cosine of the
+//! 40 reference texts against sentence-transformers' vectors. Run:
 //! `cargo bench --features embed --bench embed_native` (model from `make model`, or
-//! SMARTER_COMPACT_MODEL_DIR). `make bench-embed` runs it and puts its figures in bench/EMBED.md.
+//! SMARTER_COMPACT_MODEL_DIR; another variant's file: SMARTER_COMPACT_MODEL_FILE). `make
+//! bench-embed` runs it for every variant and puts its figures in bench/EMBED.md.
 
 use std::time::Instant;
 
@@ -10,7 +12,7 @@ use smarter_compact::embed::Embedder;
 
 #[path = "model_files.rs"]
 mod model_files;
-use model_files::{model_bytes, model_dir, read, repo};
+use model_files::{model_bytes, model_dir, model_file, read, repo};
 
 /// `n` texts of exactly `tokens` tokens ([CLS] and [SEP] included): runs of whole lowercase
 /// words of real session prose that are single WordPiece tokens.
@@ -60,14 +62,46 @@ fn peak_rss_mb() -> f64 {
         / 1024.0
 }
 
+/// Cosine of each of the 40 reference texts, embedded in one call, against the
+/// sentence-transformers vector in tests/data/embeddings/minilm_reference.json.
+fn reference_cosines(e: &mut Embedder) -> Vec<f64> {
+    let reference: Value =
+        serde_json::from_slice(&read(repo("tests/data/embeddings/minilm_reference.json")))
+            .expect("reference json");
+    let texts: Vec<&str> = reference["texts"]
+        .as_array()
+        .expect("texts")
+        .iter()
+        .map(|t| t.as_str().expect("text"))
+        .collect();
+    let got = e.embed(&texts).expect("embed the reference texts");
+    let want = reference["vectors"].as_array().expect("vectors");
+    let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+    got.iter()
+        .zip(want)
+        .map(|(g, w)| {
+            let g: Vec<f64> = g.iter().map(|&x| f64::from(x)).collect();
+            let w: Vec<f64> = w
+                .as_array()
+                .expect("vector")
+                .iter()
+                .map(|x| x.as_f64().expect("float"))
+                .collect();
+            dot(&g, &w) / (dot(&g, &g) * dot(&w, &w)).sqrt()
+        })
+        .collect()
+}
+
 /// Native throughput on one thread, ms per text at 16/128/256 tokens, batch 1 and 8 (median
-/// of 5 runs after a warm-up, wall and CPU time), the model's load time and the peak RSS.
+/// of 5 runs after a warm-up, wall and CPU time), the model's load time, the reference cosines
+/// and the peak RSS.
 fn main() {
     let (model, tokenizer) = model_bytes();
     let t = Instant::now();
     let mut e = Embedder::load(model, &tokenizer).expect("load the model");
     eprintln!(
-        "native: model load {:.0} ms",
+        "native: {}, model load {:.0} ms",
+        model_file(),
         t.elapsed().as_secs_f64() * 1e3
     );
     for tokens in [16, 128, 256] {
@@ -95,5 +129,12 @@ fn main() {
             );
         }
     }
+    let cos = reference_cosines(&mut e);
+    eprintln!(
+        "native: {} reference texts, cos min {:.7} mean {:.7}",
+        cos.len(),
+        cos.iter().copied().fold(f64::INFINITY, f64::min),
+        cos.iter().sum::<f64>() / cos.len() as f64
+    );
     eprintln!("native: peak RSS {:.0} MB", peak_rss_mb());
 }

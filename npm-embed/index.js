@@ -15,7 +15,7 @@ export const gluePath = here("./pkg-embed/smarter_compact.js");
 /** The folder holding the model file and the tokenizer. */
 export const modelDir = here("./models");
 /** The ONNX model's file name in `modelDir`. */
-export const modelFile = "minilm-l6-v2.onnx";
+export const modelFile = "minilm-l6-v2-int8.onnx";
 /** The tokenizer's file name in `modelDir` (Hugging Face tokenizer.json). */
 export const tokenizerFile = "tokenizer.json";
 /** The sentence model the files hold. */

@@ -143,7 +143,7 @@ test("npm pack: the core ≤ 1.5 MB packed without embedder or model; the embedd
     assert.ok(core.files.includes(f), `${f} is in the core`);
   for (const f of [
     "index.js",
-    "models/minilm-l6-v2.onnx",
+    "models/minilm-l6-v2-int8.onnx",
     "models/tokenizer.json",
     "pkg-embed/smarter_compact_bg.wasm",
     "pkg-embed/smarter_compact.js",

@@ -33,7 +33,12 @@ test("info describes the model", () => {
   console.log(`wasm embedder load ${embedder.info.loadMs} ms (in the worker)`);
 });
 
-test("the 40 reference texts match sentence-transformers (cos >= 0.999)", async () => {
+// The shipped model stores its weights in int8 (models/README.md): measured against these 40
+// vectors in wasm, cos min 0.99947 and mean 0.99981 (the f32 file: min 0.9999997), so the f32
+// file's bound holds for it as well.
+const MIN_COS = 0.999;
+
+test(`the 40 reference texts match sentence-transformers (cos >= ${MIN_COS})`, async () => {
   assert.equal(reference.texts.length, 40);
   const vectors = await embedder.embed(reference.texts);
   assert.equal(vectors.length, 40);
@@ -42,7 +47,7 @@ test("the 40 reference texts match sentence-transformers (cos >= 0.999)", async 
     assert.ok(Math.abs(norm(v) - 1) < 1e-4, `text ${i}: not unit length`);
     return cos(v, reference.vectors[i]);
   });
-  c.forEach((x, i) => assert.ok(x >= 0.999, `text ${i}: cos ${x}`));
+  c.forEach((x, i) => assert.ok(x >= MIN_COS, `text ${i}: cos ${x}`));
   const min = Math.min(...c);
   const mean = c.reduce((s, x) => s + x, 0) / c.length;
   console.log(
@@ -110,7 +115,7 @@ test("a missing model dir rejects with E_NO_MODEL and says how to build it", asy
   await assert.rejects(createEmbedder({ modelDir: dir }), (e) => {
     assert.ok(e instanceof Error);
     assert.equal(e.code, "E_NO_MODEL");
-    assert.match(e.message, /minilm-l6-v2\.onnx/);
+    assert.match(e.message, /minilm-l6-v2-int8\.onnx/);
     assert.match(e.message, /make build-embed/);
     return true;
   });
@@ -118,7 +123,7 @@ test("a missing model dir rejects with E_NO_MODEL and says how to build it", asy
 
 test("an unreadable model rejects with E_EMBED", async () => {
   const dir = scratchDir("sc-bad-model-");
-  writeFileSync(join(dir, "minilm-l6-v2.onnx"), "not an onnx file");
+  writeFileSync(join(dir, "minilm-l6-v2-int8.onnx"), "not an onnx file");
   copyFileSync(join(embedder.info.modelDir, "tokenizer.json"), join(dir, "tokenizer.json"));
   await assert.rejects(createEmbedder({ modelDir: dir }), { code: "E_EMBED" });
 });

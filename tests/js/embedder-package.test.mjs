@@ -143,7 +143,7 @@ test("status and doctor say in one line whether embeddings are on, and from wher
   assert.equal(e.on, true, e.line);
   assert.match(
     e.line,
-    /^embeddings: on — smarter-compact-embed \S+ at \S+npm-embed \(beside smarter-compact\), model \S+minilm-l6-v2\.onnx$/,
+    /^embeddings: on — smarter-compact-embed \S+ at \S+npm-embed \(beside smarter-compact\), model \S+minilm-l6-v2-int8\.onnx$/,
   );
   const doctor = run(["doctor", "--json", "--state-dir", state], {
     env: { SMARTER_COMPACT_DOCTOR_PATH: "", SMARTER_COMPACT_EMBED_DIR: join(state, "nothing") },
