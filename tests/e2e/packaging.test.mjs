@@ -195,7 +195,7 @@ test(
       assert.equal(out.embedding, true, `${name}: compact_context with embeddings`);
       assert.match(
         status,
-        /^embeddings: on — smarter-compact-embed \d+\.\d+\.\d+ at .*node_modules\/smarter-compact-embed \(beside smarter-compact\), model .*minilm-l6-v2\.onnx$/m,
+        /^embeddings: on — smarter-compact-embed \d+\.\d+\.\d+ at .*node_modules\/smarter-compact-embed \(beside smarter-compact\), model .*minilm-l6-v2-int8\.onnx$/m,
         `${name}: ${status}`,
       );
     }
