@@ -14,7 +14,21 @@ import { engineModule, discardInstance } from "./wasm.js";
 
 const SCOPES = new Set(["trimmed", "all"]);
 /** Formats whose requests go by message id (the engine reads their messages as they are). */
-const BY_ID = new Set(["openai", "anthropic"]);
+/** The formats whose requests go by message id, each with the host's own key of a message
+ * (for hosts that pass new objects for unchanged messages: OpenCode reads them back from its
+ * database, Pi hands the hook a deep copy). */
+const BY_ID = new Map([
+  ["openai", undefined],
+  ["anthropic", undefined],
+  ["opencode", (m) => m.info?.id],
+  [
+    "pi",
+    (m) =>
+      typeof m.timestamp === "number"
+        ? `${m.role}\u0000${m.timestamp}\u0000${m.toolCallId ?? ""}`
+        : undefined,
+  ],
+]);
 const MODES = new Set(["auto", "fts", "hybrid"]);
 /** Why an "auto" search used full-text only while the embedder was computing. */
 const BUSY_REASON = "the embedder is busy with the background backlog";
@@ -195,11 +209,9 @@ class Compactor {
         cacheTtlMs,
         nowMs: nowMs ?? Date.now(),
       };
-      const result = JSON.parse(
-        BY_ID.has(format)
-          ? this.#byId(engine, messages, wire)
-          : engine.transform(serialise(messages), wire),
-      );
+      const result = BY_ID.has(format)
+        ? this.#byId(engine, messages, wire)
+        : JSON.parse(engine.transform(serialise(messages), wire));
       this.#storeError = null;
       const { messages: out, sources } = applyRewrite(messages, result.rewrite);
       const st = result.stats;
@@ -246,10 +258,16 @@ class Compactor {
     }
   }
 
-  /** Runs a request by message ids: unchanged messages the engine saw in the previous request
-   * are not serialised again; when the engine needs their texts after all, every text is sent. */
+  /** Runs a request by message ids (its parsed result): unchanged messages the engine saw in
+   * the previous request are not serialised again; when the engine needs their texts after all,
+   * every text is sent. */
   #byId(engine, messages, wire) {
-    if (this.#ids?.engine !== engine) this.#ids = { engine, ids: new MessageIds() };
+    if (this.#ids?.engine !== engine || this.#ids.format !== wire.format)
+      this.#ids = {
+        engine,
+        format: wire.format,
+        ids: new MessageIds({ keyOf: BY_ID.get(wire.format) }),
+      };
     const ids = this.#ids.ids;
     let req = serialiseWith(() => ids.request(messages));
     let out = engine.transformCached(req.ids, req.fresh, req.texts, wire);
@@ -258,8 +276,9 @@ class Compactor {
       out = engine.transformCached(req.ids, req.fresh, req.texts, wire);
     }
     if (out === undefined) throw codedError("E_STORE", "the engine refused every message text");
-    ids.accepted(req);
-    return out;
+    const result = JSON.parse(out);
+    ids.accepted(req, result.rewrite);
+    return result;
   }
 
   /** How many messages requests by id have serialised so far (unchanged ones are not). */

@@ -83,6 +83,8 @@ pub struct Engine<S: Store> {
     recall: Option<(Box<dyn Recall>, String)>,
     /// The fingerprints of the last cached request's messages, by the caller's ids.
     seen: Seen,
+    /// The call keys the cut in force removed (for trim regret).
+    removed_keys: regret::RemovedKeys,
 }
 
 impl<S: Store> Engine<S> {
@@ -117,6 +119,7 @@ impl<S: Store> Engine<S> {
             cache: output::Cache::default(),
             recall: None,
             seen: Seen::default(),
+            removed_keys: regret::RemovedKeys::default(),
         })
     }
 
@@ -195,7 +198,7 @@ impl<S: Store> Engine<S> {
     ) -> Result<(OutPlan, Stats)> {
         let texts: Vec<Option<&str>> = raws.iter().copied().map(Some).collect();
         let fps = cached::chain(raws);
-        self.transform_canonical(&texts, &fps, opts)?
+        self.transform_canonical(&texts, &fps, opts, &|_| true)?
             .ok_or_else(|| Error::Store("every message text was given, yet one was missing".into()))
     }
 
@@ -203,18 +206,30 @@ impl<S: Store> Engine<S> {
     /// `texts` holds the JSON texts the caller gave (`None`: an unchanged message whose text was
     /// not sent again). `Ok(None)` when the request needs a text it was not given: the new
     /// messages, every message when a new cut is planned, and the messages whose edited form
-    /// this process has not built yet; nothing is changed or recorded then.
+    /// this process has not built yet, or a plan `accept` refuses (its caller cannot carry it
+    /// out without the texts it did not send); nothing is changed or recorded then.
     fn transform_canonical(
         &mut self,
         texts: &[Option<&str>],
         fps: &[Fp],
         opts: &TransformOptions,
+        accept: &dyn Fn(&OutPlan) -> bool,
     ) -> Result<Option<(OutPlan, Stats)>> {
-        let first_unknown = fps
-            .iter()
-            .position(|f| !self.known.contains_key(f))
-            .unwrap_or(fps.len());
-        if texts[first_unknown..].iter().any(Option::is_none) {
+        let lifting = self.lifting(fps)?;
+        // Fingerprints are chained and every message of a request is recorded, so a known
+        // fingerprint means its whole history is known: the new messages are a suffix, found
+        // from the end. Should a message before the last known one be missing after all, the
+        // new messages start there.
+        let last_known = fps.iter().rposition(|f| self.known.contains_key(f));
+        let mut infos: Vec<&MsgInfo> = Vec::with_capacity(fps.len());
+        for f in &fps[..last_known.map_or(0, |i| i + 1)] {
+            match self.known.get(f) {
+                Some(m) => infos.push(m),
+                None => break,
+            }
+        }
+        let first_new = infos.len();
+        if texts[first_new..].iter().any(Option::is_none) {
             return Ok(None);
         }
         let all_texts = texts.iter().all(Option::is_some);
@@ -226,41 +241,30 @@ impl<S: Store> Engine<S> {
         let trim_at = self
             .config
             .trim_at_for(&opts.model, window, opts.reserve_tokens);
-        let mut fresh = read::read_new(self, raws, fps, adapter, trim_at)?;
+        let mut fresh = read::read_new(self, raws, fps, first_new, adapter, trim_at)?;
         let n = raws.len();
-        let first_new = n - fresh.messages.len();
-        let lifting = self.lifting(fps)?;
         let current = (0..self.cuts.len())
             .rev()
             .find(|i| !lifting.at.contains(i) && self.cuts[*i].applies_to(fps))
-            .map(|i| self.cuts[i].clone());
-        if let Some(c) = current.as_ref() {
-            let known = &self.known;
-            regret::mark(&mut fresh.messages, first_new, c, |i| {
-                known.get(&fps[i]).map_or(&[], |m| m.call_keys.as_slice())
-            });
+            .map(|i| &self.cuts[i]);
+        if let Some(c) = current {
+            regret::mark(
+                &mut self.removed_keys,
+                &mut fresh.messages,
+                first_new,
+                c,
+                |i| infos[i].call_keys.as_slice(),
+            );
         }
-        let infos: Vec<&MsgInfo> = (0..n)
-            .map(|i: usize| match i.checked_sub(first_new) {
-                Some(k) => &fresh.messages[k].info,
-                None => &self.known[&fps[i]],
-            })
-            .collect();
+        infos.extend(fresh.messages.iter().map(|m| &m.info));
 
         let overhead = u64::from(opts.overhead_tokens);
         let before_tokens = infos.iter().map(|m| u64::from(m.tokens)).sum::<u64>() + overhead;
-        let mut out_tokens = output::sent_tokens(&infos, current.as_ref()) + overhead;
+        let mut out_tokens = output::sent_tokens(&infos, current) + overhead;
         let usable = u64::from(window.saturating_sub(opts.reserve_tokens));
         let hold = restore::hold_below(out_tokens, trim_at, self.config.trim_to_fraction, usable);
-        let (lifted, restored) = restore::lift(
-            &self.cuts,
-            &lifting,
-            current.as_ref(),
-            fps,
-            &infos,
-            out_tokens,
-            hold,
-        );
+        let (lifted, restored) =
+            restore::lift(&self.cuts, &lifting, current, fps, &infos, out_tokens, hold);
         let lifted_from = lifting
             .at
             .first()
@@ -341,14 +345,17 @@ impl<S: Store> Engine<S> {
             }
         }
         let over_limit = out_tokens > u64::from(trim_at);
-        let cut = new_cut.as_ref().or(current.as_ref());
+        let cut = new_cut.as_ref().or(current);
         if !all_texts && output::needs_text(&self.cache, texts, fps, &infos, cut) {
+            return Ok(None);
+        }
+        let plan = output::build(&mut self.cache, raws, fps, &infos, cut, adapter)?;
+        if !all_texts && !accept(&plan) {
             return Ok(None);
         }
         if lifting.asked {
             self.manual_pending = false;
         }
-        let plan = output::build(&mut self.cache, raws, fps, &infos, cut, adapter)?;
         let cut_seq = cut.map_or(0, |c| c.seq);
         let trimmed = new_cut.is_some();
         let prefix_reused = !trimmed

@@ -100,12 +100,14 @@ pub(super) fn needs_text(
     infos: &[&MsgInfo],
     cut: Option<&Cut>,
 ) -> bool {
+    let covered = cut.map_or(0, |c| c.covered);
     (0..texts.len()).any(|i| {
-        if texts[i].is_some() {
+        let compressed = !infos[i].compressed.is_empty();
+        // After the cut, only a compressed message is ever edited.
+        if texts[i].is_some() || (i >= covered && !compressed) {
             return false;
         }
         let e = CutEdits::of(cut, i);
-        let compressed = !infos[i].compressed.is_empty();
         if e.removed(i) || !(e.edits() || compressed) || cache.edited.contains_key(&e.key(fps[i])) {
             return false;
         }
@@ -123,7 +125,12 @@ pub(super) fn build(
     adapter: &dyn WireFormat,
 ) -> Result<OutPlan> {
     let mut plan = OutPlan::default();
+    let covered = cut.map_or(0, |c| c.covered);
     for i in 0..raws.len() {
+        if i >= covered && infos[i].compressed.is_empty() {
+            plan.keep(i);
+            continue;
+        }
         let e = CutEdits::of(cut, i);
         if e.removed(i) {
             continue;

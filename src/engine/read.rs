@@ -18,19 +18,16 @@ pub(super) struct Fresh {
     pub blobs: Vec<Blob>,
 }
 
-/// Reads every message from the first unknown fingerprint on. Because fingerprints are chained,
-/// a known fingerprint means its whole history is known, so the new messages are a suffix.
+/// Reads every message from `first_new`, the first unknown fingerprint, on (every one before
+/// it is known).
 pub(super) fn read_new<S: Store>(
     engine: &Engine<S>,
     raws: &[&str],
     fps: &[Fp],
+    first_new: usize,
     adapter: &dyn WireFormat,
     trim_at: u32,
 ) -> Result<Fresh> {
-    let first_new = fps
-        .iter()
-        .position(|f| !engine.known.contains_key(f))
-        .unwrap_or(fps.len());
     let reading = Reading {
         compress_over_tokens: engine.config.compress_over_tokens,
         compress_text_over_tokens: engine.config.compress_over_tokens.max(trim_at / 4),

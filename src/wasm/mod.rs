@@ -125,8 +125,8 @@ impl Engine {
         Ok(outcome.to_json())
     }
 
-    /// Rewrites one request of the `openai` or `anthropic` format given by message ids:
-    /// `ids[i]` names message `i` (the caller's own numbering: the same id for a message it
+    /// Rewrites one request of the `openai`, `anthropic`, `opencode` or `pi` format given by
+    /// message ids: `ids[i]` names message (or host item) `i` (the caller's own numbering: the same id for a message it
     /// knows unchanged since the previous call, a new one otherwise); `fresh[i]` is 1 when its
     /// JSON text is in `texts`, a JSON array of the texts of those messages in order. Returns
     /// the JSON text [`Engine::transform`] returns for the full request, or `undefined` when the

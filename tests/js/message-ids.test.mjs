@@ -120,3 +120,79 @@ test("a fresh copy of the history is serialised again; objects with toJSON alway
   unaccepted.request(s);
   assert.deepEqual([...unaccepted.request(s).fresh], [1, 1, 1, 1, 1, 1, 1]);
 });
+
+/** An OpenCode session: a task, then `turns` assistant messages with one completed tool part. */
+function opencodeSession(turns) {
+  const info = (id, role) => ({ id, sessionID: "ses_ids", role, time: { created: 1 } });
+  const m = [{ info: info("msg_0", "user"), parts: [{ id: "prt_0", type: "text", text: "task" }] }];
+  for (let i = 1; i <= turns; i++)
+    m.push({
+      info: info(`msg_${i}`, "assistant"),
+      parts: [
+        {
+          id: `prt_${i}`,
+          type: "tool",
+          callID: `call_${i}`,
+          tool: "bash",
+          state: { status: "completed", input: { n: i }, output: `line ${i}\n`.repeat(4) },
+        },
+      ],
+    });
+  return m;
+}
+
+test("OpenCode's new objects for unchanged messages are known by message id", async () => {
+  const [c, ref] = [await open(), await open()];
+  const s = opencodeSession(30);
+  // OpenCode reads its messages back from its database for every request: new objects.
+  await both(c, ref, structuredClone(s.slice(0, 20)), "opencode");
+  for (let k = 21; k <= s.length; k++) {
+    const before = c.serialisedMessages;
+    await both(c, ref, structuredClone(s.slice(0, k)), "opencode");
+    assert.equal(c.serialisedMessages - before, 1, `request of ${k} messages`);
+  }
+  // The same id with other content is another message.
+  const changed = structuredClone(s);
+  changed[3].parts[0].state.output = "pruned by the host";
+  const before = c.serialisedMessages;
+  const r = await both(c, ref, changed, "opencode");
+  assert.ok(c.serialisedMessages > before);
+  assert.equal(r.messages[3].parts[0].state.output, "pruned by the host");
+  await c.close();
+  await ref.close();
+});
+
+test("an older message changed in place after the check is sent again by the next request", async () => {
+  const [c, ref] = [await open(), await open()];
+  const s = openaiSession(80); // 161 messages: the first ones are older than the checked newest
+  await both(c, ref, s, "openai");
+  // The host awaits the model: the event loop turns and the check after the request runs.
+  await new Promise((resolve) => setImmediate(resolve));
+  s[2].content = "output 0, edited by the host";
+  // Taken on trust: the request still sends the host's own object, as it is now.
+  const r = await c.transform(s, { ...OPTS, format: "openai", strict: true });
+  assert.equal(r.messages[2].content, "output 0, edited by the host");
+  await new Promise((resolve) => setImmediate(resolve));
+  // The check after that request found the change: the next request sends the message again.
+  const before = c.serialisedMessages;
+  await both(c, ref, s, "openai");
+  assert.ok(c.serialisedMessages - before >= 1);
+  await c.close();
+  await ref.close();
+});
+
+test("the check of messages taken on trust finds a change and drops their ids", () => {
+  const ids = new MessageIds();
+  const s = openaiSession(40); // 81 messages
+  ids.accepted(ids.request(s));
+  const second = ids.request(s);
+  assert.equal(second.texts, "[]");
+  ids.accepted(second);
+  s[1].tool_calls[0].function.arguments = '{"n":99}';
+  assert.equal(ids.check(), 1);
+  assert.equal(ids.changedLate, 1);
+  const third = ids.request(s);
+  assert.equal(third.fresh[1], 1);
+  assert.notEqual(third.ids[1], second.ids[1]);
+  assert.equal(JSON.parse(third.texts)[0].tool_calls[0].function.arguments, '{"n":99}');
+});

@@ -41,21 +41,46 @@ pub trait HostFormat: Sync {
     /// Applies `edit`, made by the engine on a canonical message, to that message's host items
     /// (each paired with its index in the request). An edit that does not apply changes nothing.
     fn apply(&self, items: &mut Vec<(usize, Value)>, edit: &Edit);
+    /// Whether each item is read on its own: `read` of a list gives the `read` of each of its
+    /// items in turn, so an item's canonical messages can be kept from one request to the next.
+    fn by_item(&self) -> bool {
+        false
+    }
 }
 
 /// The rewrite of the host's items that carries out `plan`, a plan over the canonical messages
 /// `canon` read from `items`. Items whose canonical messages all left the request leave with
 /// them; an item stays whole when any of its canonical messages stays; edits are applied to
 /// copies of the items, in the order the engine made them.
-pub fn host_rewrite<'a>(
+pub fn host_rewrite(
     host: &dyn HostFormat,
-    plan: &'a OutPlan,
+    plan: &OutPlan,
     canon: &[Canonical],
     items: &[Value],
 ) -> Rewrite {
+    let ranges: Vec<Range<usize>> = canon.iter().map(|c| c.items.clone()).collect();
+    let mut out = Rewrite::default();
+    for (range, edits) in groups(plan, &ranges) {
+        if edits.is_empty() {
+            range.for_each(|i| out.keep(i));
+        } else {
+            out.pieces
+                .push(edited(host, range.map(|i| (i, items[i].clone())), &edits));
+        }
+    }
+    out
+}
+
+/// The host items `plan` sends, in order: runs of the items of consecutive canonical messages
+/// (`ranges[c]`: the items of canonical message `c`), each with the edits made on those
+/// canonical messages (none: the items go unchanged).
+pub fn groups<'a>(
+    plan: &'a OutPlan,
+    ranges: &[Range<usize>],
+) -> Vec<(Range<usize>, Vec<&'a Edit>)> {
     let mut groups: Vec<(Range<usize>, Vec<&Edit>)> = Vec::new();
     let mut visit = |c: usize, edits: &'a [Edit]| {
-        let range = canon[c].items.clone();
+        let range = ranges[c].clone();
         match groups.last_mut() {
             Some((r, e)) if *r == range => e.extend(edits),
             _ => groups.push((range, edits.iter().collect())),
@@ -67,25 +92,27 @@ pub fn host_rewrite<'a>(
             OutItem::Message(e) => visit(e.index, &e.edits),
         }
     }
-    let mut out = Rewrite::default();
-    for (range, edits) in groups {
-        if edits.is_empty() {
-            range.for_each(|i| out.keep(i));
-            continue;
-        }
-        let mut edited: Vec<(usize, Value)> = range.map(|i| (i, items[i].clone())).collect();
-        for e in edits {
-            host.apply(&mut edited, e);
-        }
-        out.pieces.push(Piece::Replace {
-            from: edited.iter().map(|(i, _)| *i).collect(),
-            items: edited
-                .iter()
-                .map(|(_, v)| Arc::<str>::from(v.to_string()))
-                .collect(),
-        });
+    groups
+}
+
+/// The piece replacing `items` (each with its index in the request) by their copies with
+/// `edits` applied in order.
+pub fn edited(
+    host: &dyn HostFormat,
+    items: impl Iterator<Item = (usize, Value)>,
+    edits: &[&Edit],
+) -> Piece {
+    let mut edited: Vec<(usize, Value)> = items.collect();
+    for e in edits {
+        host.apply(&mut edited, e);
     }
-    out
+    Piece::Replace {
+        from: edited.iter().map(|(i, _)| *i).collect(),
+        items: edited
+            .iter()
+            .map(|(_, v)| Arc::<str>::from(v.to_string()))
+            .collect(),
+    }
 }
 
 /// A JSON object built from `(key, value)` pairs in order, skipping `None` values.

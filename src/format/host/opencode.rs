@@ -150,6 +150,10 @@ impl HostFormat for OpenCode {
         Format::Anthropic
     }
 
+    fn by_item(&self) -> bool {
+        true
+    }
+
     fn read(&self, items: &[Value]) -> Result<Vec<Canonical>> {
         let mut out = Vec::with_capacity(items.len() + items.len() / 2);
         for (i, m) in items.iter().enumerate() {

@@ -171,6 +171,10 @@ impl HostFormat for Pi {
         Format::OpenAi
     }
 
+    fn by_item(&self) -> bool {
+        true
+    }
+
     fn read(&self, items: &[Value]) -> Result<Vec<Canonical>> {
         Ok(items
             .iter()
