@@ -325,13 +325,18 @@ async function speed() {
   a = performance.now();
   // the other formats at the table's sizes, each format in its own child
   out.hookFormats = out.hook.filter((h) => sp.hookSizes.includes(h.messages));
-  for (const format of ["anthropic", "opencode"])
+  for (const [format, copies] of [
+    ["anthropic", false],
+    ["opencode", false],
+    ["opencode", true],
+  ])
     out.hookFormats.push(
       ...child("node20", "hook", {
         sizes: sp.hookSizes,
         steady: sp.steadyRequests,
         model,
         formats: [format],
+        copies,
       }),
     );
   log(

@@ -81,6 +81,10 @@ function matches(v, snap, adopt = false) {
   return walk(v) && k === snap.length;
 }
 
+/** The next message id. One counter for the whole process: an engine that serves requests of
+ * several formats (a new `MessageIds` each) never sees one id name two messages. */
+let nextId = 1;
+
 /** How many of a request's newest messages are checked before it is built. */
 export const CHECKED_NEWEST = 64;
 
@@ -96,7 +100,6 @@ export class MessageIds {
   /** Entries by the host's key (with `keyOf`), for the new objects of an unchanged message. */
   #byKey = new Map();
   #keyOf;
-  #next = 1;
   #requests = 0;
   #generation = 0;
   /** The latest accepted request's messages taken as unchanged without a check: their places
@@ -142,7 +145,8 @@ export class MessageIds {
         // A new object: the host's key names the message it may be an unchanged copy of.
         const key = this.#key(m);
         keys[i] = key;
-        if (key !== undefined) e = this.#byKey.get(key);
+        // The key at the same place as in the latest request: its entry without hashing it.
+        if (key !== undefined) e = last?.keys?.[i] === key ? last.entries[i] : this.#byKey.get(key);
         same = false;
       }
       // Two messages of one request never share an id (a host key given twice).
@@ -181,7 +185,7 @@ export class MessageIds {
     const snap = snapshot(m);
     // Every field from the start: entries keep one shape, so reading them stays fast.
     return {
-      id: this.#next++,
+      id: nextId++,
       snap,
       generation: -1,
       message: snap ? m : null,
@@ -227,7 +231,7 @@ export class MessageIds {
     }
     // A copy: the host may change its array after the request.
     const messages = req.messages.slice();
-    this.#last = { messages, entries };
+    this.#last = { messages, entries, keys };
     this.#unchecked = { at: req.unchecked, messages, entries, copies: req.copies };
     if (req.unchecked.length && !this.#checkQueued) {
       this.#checkQueued = true;

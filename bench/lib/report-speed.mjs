@@ -8,6 +8,7 @@ import { LARGE_BODY_Q } from "./proxy.mjs";
 import { SPEED } from "./speed-params.mjs";
 import { mean } from "./stats.mjs";
 import { OUTPUT_MIX } from "./synth.mjs";
+import { CHECKED_NEWEST } from "../../npm/js/message-ids.js";
 
 function growth(hook) {
   if (!hook || hook.length < 3) return null;
@@ -207,13 +208,14 @@ function formatsSection(sp) {
   const NEW = SPEED.newPerRequest;
   const L = [`### Hook time per format, and the goals`, ""];
   L.push(
-    `The same synthetic session in each format (\`bench/lib/synth-formats.mjs\`: converted once, so a request is a slice of the same objects, as a host that keeps its messages passes them; OpenCode has one message per exchange, so its requests grow by one item for the ${NEW} OpenAI messages). The openai and anthropic requests go by message id: a message object passed again unchanged (checked field by field) is not serialised again; opencode requests are serialised whole. "texts per request": messages serialised per timed request.`,
+    `The same synthetic session in each format (\`bench/lib/synth-formats.mjs\`: converted once, so a request is a slice of the same objects, as a host that keeps its messages passes them; "opencode, new objects": every request a deep copy, as OpenCode passes them (it reads its messages back from its database; the copy is not timed); OpenCode has one message per exchange, so its requests grow by one item for the ${NEW} OpenAI messages). Every format goes by message id: a message passed again unchanged is not serialised again (the same object, or for OpenCode a new object under a known message id that equals the old one). Unchanged is checked field by field for the newest ${CHECKED_NEWEST} messages and those the engine sent back edited before the request is built, and for the older ones after it, while the host awaits the model (each timed request is followed by one turn of the event loop, as a host's await of the model gives): "check after" is that turn, CPU the host spends while it waits, not latency. "texts per request": messages serialised per timed request.`,
   );
   L.push("");
-  const fmts = [...new Set(sp.hookFormats.map((h) => h.format ?? "openai"))];
+  const label = (h) => `${h.format ?? "openai"}${h.copies ? ", new objects" : ""}`;
+  const fmts = [...new Set(sp.hookFormats.map(label))];
   const rows = [];
   for (const f of fmts)
-    for (const h of sp.hookFormats.filter((x) => (x.format ?? "openai") === f))
+    for (const h of sp.hookFormats.filter((x) => label(x) === f))
       rows.push([
         f,
         String(h.messages),
@@ -222,6 +224,7 @@ function formatsSection(sp) {
         `${ms(h.hook.p50)} / ${ms(h.hook.p95)}`,
         `${ms(h.stringify.p50)} / ${ms(h.stringify.p95)}`,
         `${ratio(h.ratio.p50)} / ${ratio(h.ratio.p95)}`,
+        h.idleCheck ? `${ms(h.idleCheck.p50)} / ${ms(h.idleCheck.p95)}` : "–",
         h.serialisedPerRequest === undefined ? "–" : h.serialisedPerRequest.toFixed(1),
         String(h.trims),
       ]);
@@ -238,6 +241,7 @@ function formatsSection(sp) {
       sp.rss.steadyStringify ? ratio(sp.rss.steady.p50 / sp.rss.steadyStringify.p50) : "–",
       "–",
       "–",
+      "–",
     ]);
   L.push(
     table(
@@ -249,6 +253,7 @@ function formatsSection(sp) {
         "hook p50 / p95 (ms)",
         "JSON.stringify p50 / p95 (ms)",
         "ratio p50 / p95",
+        "check after p50 / p95 (ms)",
         "texts per request",
         "trims",
       ],
@@ -258,7 +263,7 @@ function formatsSection(sp) {
   L.push("");
   const goals = [];
   for (const f of fmts) {
-    const at = (n) => sp.hookFormats.find((h) => (h.format ?? "openai") === f && h.messages === n);
+    const at = (n) => sp.hookFormats.find((h) => label(h) === f && h.messages === n);
     const [k1, k10] = [at(1000), at(10000)];
     if (k1 && k10)
       goals.push(

@@ -47,7 +47,9 @@ async function hook() {
       let trims = 0;
       const serialisedBefore = c.serialisedMessages;
       for (let k = start + NEW; k <= n; k += NEW) {
-        const req = s.at(k);
+        // With `copies`, every request is a deep copy, as OpenCode (which reads its messages
+        // back from its database) and Pi (which hands the hook a copy) pass them; not timed.
+        const req = opts.copies ? structuredClone(s.at(k)) : s.at(k);
         let a = now();
         JSON.stringify(req);
         const st = now() - a;
@@ -67,6 +69,7 @@ async function hook() {
       }
       out.push({
         format,
+        copies: Boolean(opts.copies),
         messages: n,
         items: s.at(n).length,
         bytes: JSON.stringify(s.at(n)).length,

@@ -30,6 +30,10 @@ pub struct Seen {
     last: Vec<(u32, Fp)>,
     by_id: FastMap<u32, (Fp, Fp)>,
     items: FastMap<u32, SeenItem>,
+    /// The latest host request's item ids by place, with where each item's canonical
+    /// messages are in `last_item_fps`.
+    last_items: Vec<(u32, Range<usize>)>,
+    last_item_fps: Vec<Fp>,
     /// Edited host items of the latest request: the edits made and the piece they gave, its
     /// `from` counted from the item.
     edited: FastMap<u32, (Vec<Edit>, Piece)>,
@@ -131,10 +135,22 @@ impl ItemsRead {
                     r.items.push(Some(item));
                 }
                 None => {
-                    let Some(e) = seen.items.get(id).filter(|e| e.before == prev) else {
-                        return Ok(None);
+                    // At the same place after the same history: no lookup.
+                    let by_place = seen.last_items.get(i).and_then(|(last, span)| {
+                        let before = match span.start {
+                            0 => Fp::START,
+                            k => seen.last_item_fps[k - 1],
+                        };
+                        (last == id && before == prev).then(|| &seen.last_item_fps[span.clone()])
+                    });
+                    let fps = match by_place {
+                        Some(fps) => fps,
+                        None => match seen.items.get(id).filter(|e| e.before == prev) {
+                            Some(e) => e.fps.as_slice(),
+                            None => return Ok(None),
+                        },
                     };
-                    for &fp in &e.fps {
+                    for &fp in fps {
                         r.item_of.push(i);
                         r.texts.push(None);
                         r.fps.push(fp);
@@ -277,6 +293,7 @@ impl<S: Store> Engine<S> {
         self.seen.edited = now_edited;
         let mut prev = Fp::START;
         let mut c = 0;
+        self.seen.last_items.clear();
         for (i, &id) in ids.iter().enumerate() {
             let from = c;
             while c < read.item_of.len() && read.item_of[c] == i {
@@ -286,9 +303,12 @@ impl<S: Store> Engine<S> {
                 let fps = read.fps[from..c].to_vec();
                 self.seen.items.insert(id, SeenItem { before: prev, fps });
             }
+            self.seen.last_items.push((id, from..c));
             prev = read.fps[..c].last().copied().unwrap_or(prev);
         }
         prune(&mut self.seen.items, ids);
+        self.seen.last_item_fps.clear();
+        self.seen.last_item_fps.extend_from_slice(&read.fps);
         stats.messages_before = ids.len();
         stats.messages_after = rewrite.len();
         Ok(Some(Outcome { rewrite, stats }))

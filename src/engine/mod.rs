@@ -3,6 +3,7 @@
 
 mod cached;
 mod digest;
+mod known;
 mod output;
 mod read;
 mod regret;
@@ -17,8 +18,8 @@ use serde_json::value::RawValue;
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::facts::{Blob, MsgInfo};
-use crate::fingerprint::{FastMap, Fp};
+use crate::facts::Blob;
+use crate::fingerprint::Fp;
 use crate::format::Format;
 use crate::memory::recall::{recall_block, Recall, MAX_MEMORIES};
 use crate::rewrite::{OutPlan, Rewrite};
@@ -66,7 +67,7 @@ pub struct Engine<S: Store> {
     store: S,
     config: Config,
     /// Every message seen, by chained fingerprint.
-    known: FastMap<Fp, MsgInfo>,
+    known: known::Known,
     /// Tool name of every call seen, by call id.
     call_names: HashMap<String, String>,
     /// Cuts, oldest first.
@@ -92,14 +93,12 @@ impl<S: Store> Engine<S> {
     pub fn open(mut store: S, config: Config) -> Result<Self> {
         let loaded = store.load()?;
         let mut call_names = HashMap::new();
-        let mut known =
-            FastMap::with_capacity_and_hasher(loaded.messages.len(), Default::default());
-        for m in loaded.messages {
+        for m in &loaded.messages {
             for (id, name) in &m.calls {
                 call_names.insert(id.clone(), name.clone());
             }
-            known.insert(m.fp, m);
         }
+        let known = known::Known::new(loaded.messages);
         let mut cuts = loaded.cuts;
         for c in &mut cuts {
             // The plan looks a message's superseded results up by index (a stable sort: a
@@ -220,14 +219,7 @@ impl<S: Store> Engine<S> {
         // fingerprint means its whole history is known: the new messages are a suffix, found
         // from the end. Should a message before the last known one be missing after all, the
         // new messages start there.
-        let last_known = fps.iter().rposition(|f| self.known.contains_key(f));
-        let mut infos: Vec<&MsgInfo> = Vec::with_capacity(fps.len());
-        for f in &fps[..last_known.map_or(0, |i| i + 1)] {
-            match self.known.get(f) {
-                Some(m) => infos.push(m),
-                None => break,
-            }
-        }
+        let (mut infos, known_at) = self.known.prefix(fps);
         let first_new = infos.len();
         if texts[first_new..].iter().any(Option::is_none) {
             return Ok(None);
@@ -241,7 +233,8 @@ impl<S: Store> Engine<S> {
         let trim_at = self
             .config
             .trim_at_for(&opts.model, window, opts.reserve_tokens);
-        let mut fresh = read::read_new(self, raws, fps, first_new, adapter, trim_at)?;
+        let prev = infos.last().copied();
+        let mut fresh = read::read_new(self, raws, fps, (first_new, prev), adapter, trim_at)?;
         let n = raws.len();
         let current = (0..self.cuts.len())
             .rev()
@@ -447,8 +440,9 @@ impl<S: Store> Engine<S> {
             for (id, name) in &m.info.calls {
                 self.call_names.insert(id.clone(), name.clone());
             }
-            self.known.insert(m.info.fp, m.info);
+            self.known.insert(m.info);
         }
+        self.known.remember(known_at, &fps[first_new..]);
         if let Some(c) = new_cut {
             self.manual_pending = false;
             self.cuts.push(c);

@@ -19,12 +19,12 @@ pub(super) struct Fresh {
 }
 
 /// Reads every message from `first_new`, the first unknown fingerprint, on (every one before
-/// it is known).
+/// it is known; `prev` is the one just before it).
 pub(super) fn read_new<S: Store>(
     engine: &Engine<S>,
     raws: &[&str],
     fps: &[Fp],
-    first_new: usize,
+    (first_new, prev): (usize, Option<&MsgInfo>),
     adapter: &dyn WireFormat,
     trim_at: u32,
 ) -> Result<Fresh> {
@@ -33,9 +33,7 @@ pub(super) fn read_new<S: Store>(
         compress_text_over_tokens: engine.config.compress_over_tokens.max(trim_at / 4),
         protected_tools: &engine.config.protected_tools,
     };
-    let mut prev_turn = first_new
-        .checked_sub(1)
-        .map_or(0, |i| engine.known[&fps[i]].turn);
+    let mut prev_turn = prev.map_or(0, |m| m.turn);
     let mut local_calls: HashMap<String, String> = HashMap::new();
     let mut fresh = Fresh {
         messages: Vec::new(),
