@@ -91,6 +91,27 @@ impl<'a> CutEdits<'a> {
     }
 }
 
+/// The places of the messages `cut` leaves in a request of `n` messages, in order: its kept
+/// ranges, then every message after it (all of them without a cut). Strictly increasing, also
+/// for kept ranges out of order (a cut read back from a damaged store): no message twice.
+fn visible(cut: Option<&Cut>, n: usize) -> impl Iterator<Item = usize> + '_ {
+    let covered = cut.map_or(0, |c| c.covered.min(n));
+    let mut next = 0;
+    cut.into_iter()
+        .flat_map(move |c| {
+            c.kept
+                .iter()
+                .map(move |&(a, b)| a.min(covered)..b.min(covered))
+        })
+        .flatten()
+        .chain(covered..n)
+        .filter(move |&i| {
+            let fresh = i >= next;
+            next = next.max(i + 1);
+            fresh
+        })
+}
+
 /// Whether [`build`] needs the text of a message `texts` lacks: one it edits whose edited form
 /// is not in the cache yet.
 pub(super) fn needs_text(
@@ -101,7 +122,7 @@ pub(super) fn needs_text(
     cut: Option<&Cut>,
 ) -> bool {
     let covered = cut.map_or(0, |c| c.covered);
-    (0..texts.len()).any(|i| {
+    visible(cut, texts.len()).any(|i| {
         let compressed = !infos[i].compressed.is_empty();
         // After the cut, only a compressed message is ever edited.
         if texts[i].is_some() || (i >= covered && !compressed) {
@@ -126,7 +147,7 @@ pub(super) fn build(
 ) -> Result<OutPlan> {
     let mut plan = OutPlan::default();
     let covered = cut.map_or(0, |c| c.covered);
-    for i in 0..raws.len() {
+    for i in visible(cut, raws.len()) {
         if i >= covered && infos[i].compressed.is_empty() {
             plan.keep(i);
             continue;
