@@ -13,6 +13,7 @@
 //            it adds to the process)
 // The MRR runs go EMBED_MRR_JOBS (default 2) at a time, after every speed run: their figures do
 // not depend on the machine's load, the speed figures do.
+// A whole run also puts the new EMBED.md into bench/REPORT.md's Embeddings subsection.
 // EMBED_VARIANTS=f32,int8 measures some variants only; EMBED_NATIVE=0 leaves tract native out,
 // EMBED_MRR=0 the MRR runs. A partial run prints its tables but writes no file.
 import { spawn, spawnSync } from "node:child_process";
@@ -29,6 +30,7 @@ import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { gzipSync } from "node:zlib";
+import { mergeEmbedReport } from "./lib/report.mjs";
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(BENCH, "..");
@@ -442,4 +444,6 @@ else {
     `${text.slice(0, i + begin.length)}\n${generated}\n\n${variantTable}\n\n${variantNotes}\n${text.slice(j)}`,
   );
   log("bench/EMBED.md and the table in models/README.md written");
+  // bench/REPORT.md shows EMBED.md in its Embeddings subsection: put the new one there
+  if (mergeEmbedReport()) log("bench/REPORT.md: its Embeddings subsection is the new EMBED.md");
 }
