@@ -4,10 +4,10 @@
 // CPU time, which a busy machine disturbs less), load time, the cosine of the 40 reference texts
 // against sentence-transformers' vectors (min and mean), peak RSS.
 // The ONNX file: MODEL_FILE=name in MODEL_DIR (default: the shipped minilm-l6-v2-int8.onnx); the
-// worker mode loads the file js/embedder.js names, from MODEL_DIR.
+// worker mode loads the embedder package's own model (npm-embed/models), or its file from MODEL_DIR.
 // Run one runtime per process so the RSS is its own:
 //   node bench/embed-bench.mjs wasm [MODEL_DIR]       (PKG_EMBED=dir: another wasm-bindgen output)
-//   node bench/embed-bench.mjs worker [MODEL_DIR]   (createEmbedder: load + RSS of the worker path)
+//   node bench/embed-bench.mjs worker [MODEL_DIR]   (createEmbedder: load, speed, memory added)
 //   ORT=/tmp/ortbench/node_modules/onnxruntime-node node bench/embed-bench.mjs ort [MODEL_DIR]
 // Texts: runs of whole lowercase words of a real session that are single WordPiece tokens, so
 // each text has exactly 16/128/256 tokens with [CLS]/[SEP] (the same texts as the native bench
@@ -95,20 +95,45 @@ async function ortRuntime() {
   return { compileMs: 0, loadMs, run };
 }
 
-// `worker`: the packaged path (createEmbedder, worker thread), peak RSS of the whole process.
+// `worker`: the packaged path (createEmbedder, worker thread, the embedder package found in
+// SMARTER_COMPACT_EMBED_DIR, else npm-embed/, with its own model unless MODEL_DIR is given): load
+// time, speed, and the memory the embedder adds to this process (RSS before it starts, once
+// ready, after 64 texts of 128 tokens, and the peak; MB = 10^6 bytes), with the worker's wasm
+// memory and V8 heap.
 if (runtime === "worker") {
   const { createEmbedder } = await import("../npm/js/embedder.js");
-  const t = performance.now();
-  const e = await createEmbedder({ modelDir });
-  const readyMs = performance.now() - t;
+  const embedDir =
+    process.env.SMARTER_COMPACT_EMBED_DIR ??
+    fileURLToPath(new URL("../npm-embed/", import.meta.url));
+  const MB = (b) => (b / 1e6).toFixed(0);
   const batch = texts(128, 8).map((x) => x.text);
+  const many = texts(128, 64).map((x) => x.text);
+  const rssBefore = process.memoryUsage.rss();
+  const t = performance.now();
+  const e = await createEmbedder({ embedDir, ...(modelArg ? { modelDir } : {}) });
+  const readyMs = performance.now() - t;
+  const rssReady = process.memoryUsage.rss();
+  const atReady = e.worker;
   const t2 = performance.now();
   const calls = 4;
   for (let i = 0; i < calls; i++) await e.embed(batch);
   const ms = (performance.now() - t2) / (calls * batch.length);
+  await e.embed(many);
+  const rssAfter = process.memoryUsage.rss();
+  const w = e.worker;
   console.log(`worker: ready ${readyMs.toFixed(0)} ms (load in worker ${e.info.loadMs} ms)`);
   console.log(`worker 128 tokens batch ${batch.length}: ${ms.toFixed(1)} ms/text wall`);
   await e.close();
+  const peak = process.resourceUsage().maxRSS * 1024;
+  console.log(
+    `worker: process RSS before ${MB(rssBefore)} MB, ready ${MB(rssReady)} MB, after ${many.length} texts of 128 tokens ${MB(rssAfter)} MB, peak ${MB(peak)} MB`,
+  );
+  console.log(
+    `worker: added by the embedder: ready ${MB(rssReady - rssBefore)} MB, after ${many.length} texts ${MB(rssAfter - rssBefore)} MB, peak ${MB(peak - rssBefore)} MB`,
+  );
+  console.log(
+    `worker: wasm memory ${MB(w.wasmBytes)} MB (ready ${MB(atReady.wasmBytes)} MB), V8 heap ${MB(w.heapBytes)} MB, other external ${MB(w.externalBytes - w.wasmBytes)} MB`,
+  );
   console.log(`worker: peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
   process.exit(0);
 }

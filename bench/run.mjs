@@ -440,7 +440,7 @@ if (!args["report-only"]) {
 if (phases.length === 1 && phases[0] === "soak") {
   // the soak alone: its section goes into the report, the rest stays as it is
   log(
-    mergeSoakReport({ out: OUT, reportDir: REPORT_DIR })
+    mergeSoakReport({ out: OUT, reportDir: REPORT_DIR, alone: true })
       ? "soak section merged"
       : `soak not merged: no soak.json in ${OUT} or no REPORT.md in ${REPORT_DIR}`,
   );

@@ -65,6 +65,7 @@ export async function createEmbedder({ modelDir, embedDir } = {}) {
   let ids = 0;
   let hostRequests = 0; // host requests in flight: the background waits while there is one
   let wasmBytes = 0; // the worker's wasm linear memory after its latest call
+  let heap = { heapBytes: 0, externalBytes: 0 }; // the worker's V8 heap after its latest call
   let threadInfo = { tid: null, nice: null }; // the live worker's OS thread id and nice value
 
   function drop(req, error) {
@@ -96,6 +97,7 @@ export async function createEmbedder({ modelDir, embedDir } = {}) {
     current.ready = new Promise((resolve, reject) => {
       thread.on("message", (msg) => {
         if (msg.wasmBytes) wasmBytes = msg.wasmBytes;
+        if (msg.heapBytes) heap = { heapBytes: msg.heapBytes, externalBytes: msg.externalBytes };
         if (msg.type === "ready") {
           threadInfo = { tid: msg.tid ?? null, nice: msg.nice ?? null };
           resolve(msg);
@@ -187,10 +189,12 @@ export async function createEmbedder({ modelDir, embedDir } = {}) {
     get busy() {
       return inFlight !== null;
     },
-    /** The worker's memory: its wasm linear memory in bytes (the model and tract's buffers), as
-     * of its latest call, and the thread's OS id and nice value when the OS tells them. */
+    /** The worker's memory as of its latest call, in bytes: `wasmBytes` its wasm linear memory
+     * (the model and tract's buffers), `heapBytes` its V8 heap, `externalBytes` what the heap's
+     * objects own outside it (the wasm memory and module included); and the thread's OS id and
+     * nice value when the OS tells them. */
     get worker() {
-      return { wasmBytes, ...threadInfo };
+      return { wasmBytes, ...heap, ...threadInfo };
     },
     /**
      * One unit 384-float vector per text, in order. `priority`: "query" (served before anything

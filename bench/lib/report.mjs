@@ -4,6 +4,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { armLabel, fmtS, load, plural, size, taskLabel, tierLabel } from "./format.mjs";
 import {
   aggregate,
@@ -36,8 +37,9 @@ import {
   CONTINUITY_HEADING,
   continuitySection,
 } from "./continuity.mjs";
-import { mergeSection, sectionOf } from "./report-merge.mjs";
-import { speedSection } from "./report-speed.mjs";
+import { mergeSection, provenance, rewriteProvenance, sectionOf } from "./report-merge.mjs";
+import { embedDate, speedSection, withEmbedSection } from "./report-speed.mjs";
+import { SOAK_BEGIN, SOAK_END } from "./soak-report.mjs";
 import { SPEED } from "./speed-params.mjs";
 
 const sha256 = (text) => createHash("sha256").update(text).digest("hex");
@@ -118,16 +120,28 @@ const anchor = (heading) =>
     .replace(/[^a-z0-9 -]/g, "")
     .replace(/ /g, "-");
 
-/** The report's contents line (with the idle and continuity sections' links when it has them). */
-function contentsLine({ idle, continuity }) {
-  return `Contents: [headline](#headline) · [README snippet](#readme-snippet) · [method](#method) · [details](#mechanism-bench-details) · [where smarter-compact is behind](#where-smarter-compact-is-behind)${idle ? ` · [idle gaps: cache-cold cuts](#${anchor(IDLE_HEADING)})` : ""} · [real sessions](#real-sessions)${continuity ? ` · [continuity after a cut](#${anchor(CONTINUITY_HEADING)})` : ""} · [speed and scale](#speed-and-scale) · [real-model mode](#real-model-mode) · [reproduce](#reproduce)`;
+/** The report's contents line (with the idle, continuity and proxy soak sections' links when it
+ * has them). */
+function contentsLine({ idle, continuity, soak }) {
+  return `Contents: [headline](#headline) · [README snippet](#readme-snippet) · [method](#method) · [details](#mechanism-bench-details) · [where smarter-compact is behind](#where-smarter-compact-is-behind)${idle ? ` · [idle gaps: cache-cold cuts](#${anchor(IDLE_HEADING)})` : ""} · [real sessions](#real-sessions)${continuity ? ` · [continuity after a cut](#${anchor(CONTINUITY_HEADING)})` : ""} · [speed and scale](#speed-and-scale)${soak ? " · [proxy soak](#proxy-soak)" : ""} · [real-model mode](#real-model-mode) · [reproduce](#reproduce)`;
 }
 
-/** REPORT.md's header lines after a merge: the tables' hash paragraph and the contents line
- * (its links follow the sections the merged report has). */
-function mergedHeader(report, hash, previous) {
-  const has = { idle: report.includes(IDLE_BEGIN), continuity: report.includes(CONTINUITY_BEGIN) };
-  return report
+const BENCH = fileURLToPath(new URL("../", import.meta.url));
+const today = () => new Date().toISOString().slice(0, 10);
+
+/** REPORT.md after a merge of `phase` (a PHASE_NAMES key): the tables' hash paragraph, the
+ * contents line (its links follow the sections the merged report has), the header's sentences
+ * on where the sections come from (the merged one no longer said to be kept), and the Embeddings
+ * subsection from bench/EMBED.md as it is now. */
+function mergedHeader(phase, report, hash, previous) {
+  const has = {
+    idle: report.includes(IDLE_BEGIN),
+    continuity: report.includes(CONTINUITY_BEGIN),
+    soak: report.includes(SOAK_BEGIN),
+  };
+  const embed = report.includes("\n### Embeddings\n") ? embedDate(BENCH) : null;
+  const merged = { name: PHASE_NAMES[phase], phase, date: today() };
+  return rewriteProvenance(withEmbedSection(report, BENCH), { merged, embed })
     .split("\n")
     .map((line) =>
       line.startsWith("**Mechanism figures**")
@@ -152,7 +166,7 @@ export function mergeIdleReport({ out, reportDir, config }) {
     timing,
     tablesFile: MECHANISM_TABLES,
     sha256,
-    header: mergedHeader,
+    header: (...a) => mergedHeader("idle", ...a),
   });
 }
 
@@ -167,11 +181,24 @@ export function mergeContinuityReport({ out, reportDir }) {
     reportDir,
     tablesFile: MECHANISM_TABLES,
     sha256,
-    header: mergedHeader,
+    header: (...a) => mergedHeader("continuity", ...a),
     markers: { begin: CONTINUITY_BEGIN, end: CONTINUITY_END },
     report: { section: continuitySection(cont, { timing }), before: "## Speed and scale" },
     tables: { section: continuitySection(cont, { forTables: true }), before: null },
   });
+}
+
+/** bench/EMBED.md put into the existing REPORT.md of `reportDir` (\`make bench-embed\` runs it
+ * after writing EMBED.md): its Embeddings subsection replaced and the header saying which EMBED.md
+ * it shows, the rest left as it was. False when there is no REPORT.md or no such subsection. */
+export function mergeEmbedReport({ reportDir = BENCH } = {}) {
+  const path = join(reportDir, "REPORT.md");
+  if (!existsSync(path)) return false;
+  const text = readFileSync(path, "utf8");
+  if (!text.includes("\n### Embeddings\n")) return false;
+  const next = rewriteProvenance(withEmbedSection(text, BENCH), { embed: embedDate(BENCH) });
+  writeFileSync(path, next);
+  return true;
 }
 
 /** The phases by their timing.json keys and their names in the report. */
@@ -182,19 +209,19 @@ const PHASE_NAMES = {
   continuity: "continuity",
   speed: "speed",
   proxy: "proxy (in speed and scale)",
+  soak: "proxy soak",
 };
 
-/** The header's sentence on the phases' times; phases without a time in timing.json did not
- * run into this bench/out, and their sections are said to be from an earlier run. */
-function phaseTimes(timing) {
+/** The header's sentences on the phases: their times (those with a time in timing.json ran
+ * into this bench/out), then where the other sections come from: `kept` from the report before,
+ * `absent` (PHASE_NAMES keys), and `embed`, the date of the bench/EMBED.md shown (or null). */
+function phaseTimes(timing, { kept, absent, embed }) {
   const ran = Object.keys(PHASE_NAMES).filter((k) => timing[k] != null);
-  const not = Object.keys(PHASE_NAMES).filter((k) => timing[k] == null);
   const list = ran.map((k) => `${PHASE_NAMES[k]} ${fmtS(timing[k])}`).join(", ");
+  const name = (k) => PHASE_NAMES[k];
   return (
-    `${not.length ? "Phases run" : "Whole run"} ${timing.total ? `${(timing.total / 60).toFixed(1)} min` : "–"} (${list}). ` +
-    (not.length
-      ? `The ${not.map((k) => PHASE_NAMES[k]).join(", ")} section${not.length === 1 ? " is" : "s are"} from an earlier run, kept as ${not.length === 1 ? "it was" : "they were"} (their results were not in bench/out/). `
-      : "")
+    `${kept.length || absent.length ? "Phases run" : "Whole run"} ${timing.total ? `${(timing.total / 60).toFixed(1)} min` : "–"} (${list}). ` +
+    provenance({ kept: kept.map(name), absent: absent.map(name), embed })
   );
 }
 
@@ -211,6 +238,14 @@ export function writeReport({ bench, out, reportDir, config, quick, command, fac
     const s = sectionOf(oldReport, start, end);
     return s ? [s, ""] : [];
   };
+  // the phases whose sections come from the report before, and those with no section at all
+  const kept = [];
+  const absent = [];
+  const keepOf = (phase, start, end) => {
+    const s = keep(start, end);
+    (s.length ? kept : absent).push(phase);
+    return s;
+  };
   const mech = load(out, "mechanism");
   const rs = load(out, "real-sessions");
   const speed = load(out, "speed");
@@ -220,6 +255,7 @@ export function writeReport({ bench, out, reportDir, config, quick, command, fac
   const real = load(out, "real-model");
   const idle = load(out, "idle");
   const cont = load(out, "continuity");
+  const soakSaved = existsSync(join(out, "soak.json")); // run.mjs merges it after this
   // the config as run (tasks and seeds of this run) with the report's inputs (prices, baseline)
   const cfg = {
     ...config,
@@ -259,16 +295,8 @@ export function writeReport({ bench, out, reportDir, config, quick, command, fac
   const L = [];
   L.push(`# smarter-compact benchmarks`);
   L.push("");
-  L.push(
-    `Generated by \`${command}\`${quick ? "" : " (`node bench/run.mjs`)"} on ${timing.at?.slice(0, 10) ?? "?"}: ${m.cpu ?? "?"}, ${m.cores ?? "?"} cores, ${m.memGB ?? "?"} GB, ${m.platform ?? ""}, Node ${m.node ?? "?"}. ` +
-      phaseTimes(timing) +
-      `Everything is offline and seeded.` +
-      (timing.load
-        ? ` Load average (5 min) at the end of each phase: ${Object.entries(timing.load)
-            .map(([k, v]) => `${k} ${v.toFixed(1)}`)
-            .join(", ")} on ${m.cores ?? "?"} cores.`
-        : ""),
-  );
+  const headerAt = L.length; // written once the sections say what was kept
+  L.push("");
   L.push("");
   L.push(tablesParagraph(hash, previous, quick));
   L.push("");
@@ -276,9 +304,11 @@ export function writeReport({ bench, out, reportDir, config, quick, command, fac
     contentsLine({
       idle: !!idle || oldReport.includes(IDLE_BEGIN),
       continuity: !!cont || oldReport.includes(CONTINUITY_BEGIN),
+      soak: soakSaved || oldReport.includes(SOAK_BEGIN),
     }),
   );
   L.push("");
+  if (!mech) absent.push("mechanism");
 
   if (mech) {
     L.push(`## Headline`);
@@ -392,18 +422,38 @@ export function writeReport({ bench, out, reportDir, config, quick, command, fac
   }
 
   if (idle) L.push(idleSection(idle, prices, { timing }), "");
-  else L.push(...keep(IDLE_BEGIN, IDLE_END));
+  else L.push(...keepOf("idle", IDLE_BEGIN, IDLE_END));
   if (rs) L.push(realSessionsSection(rs, prices));
-  else L.push(...keep("## Real sessions"));
+  else L.push(...keepOf("real-sessions", "## Real sessions"));
   if (cont) L.push(continuitySection(cont, { timing }), "");
-  else L.push(...keep(CONTINUITY_BEGIN, CONTINUITY_END));
+  else L.push(...keepOf("continuity", CONTINUITY_BEGIN, CONTINUITY_END));
+  let hasSpeed = !!speed;
   if (speed) {
     const lat = svg("latency-vs-session-size.svg", latencyPlot(speed, SPEED));
     L.push(speedSection(speed, { bench, latSvg: lat, proxy, facts, speedModel, node: m.node }));
-  } else L.push(...keep("## Speed and scale"));
+    if (!proxy) absent.push("proxy");
+  } else {
+    const s = keepOf("speed", "## Speed and scale");
+    L.push(...s);
+    hasSpeed = s.length > 0;
+    (hasSpeed ? kept : absent).push("proxy"); // its subsection is the speed section's
+  }
+  // the saved soak is merged after this (run.mjs); without one, the report's section stays
+  if (!soakSaved) L.push(...keepOf("soak", SOAK_BEGIN, SOAK_END));
   L.push(realModelSection(mock, real, cfg));
   L.push(reproduce());
-  writeFileSync(join(reportDir, "REPORT.md"), `${L.join("\n")}\n`);
+  L[headerAt] =
+    `Generated by \`${command}\`${quick ? "" : " (`node bench/run.mjs`)"} on ${timing.at?.slice(0, 10) ?? "?"}: ${m.cpu ?? "?"}, ${m.cores ?? "?"} cores, ${m.memGB ?? "?"} GB, ${m.platform ?? ""}, Node ${m.node ?? "?"}. ` +
+    phaseTimes(timing, { kept, absent, embed: hasSpeed ? embedDate(bench) : null }) +
+    `Everything is offline and seeded.` +
+    (timing.load
+      ? ` Load average (5 min) at the end of each phase: ${Object.entries(timing.load)
+          .map(([k, v]) => `${k} ${v.toFixed(1)}`)
+          .join(", ")} on ${m.cores ?? "?"} cores.`
+      : "");
+  // a kept speed section shows bench/EMBED.md as it is now, not as it was then
+  const text = withEmbedSection(L.join("\n"), bench);
+  writeFileSync(join(reportDir, "REPORT.md"), `${text}\n`);
   return { tables: tablesPath, hash, previous };
 }
 

@@ -1,9 +1,12 @@
 // The "Proxy soak" section of bench/REPORT.md, from bench/out/soak.json (bench/lib/soak.mjs).
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { rewriteProvenance } from "./report-merge.mjs";
 
-const BEGIN = "<!-- soak:begin -->";
-const END = "<!-- soak:end -->";
+/** The markers around the section in REPORT.md. */
+export const SOAK_BEGIN = "<!-- soak:begin -->";
+export const SOAK_END = "<!-- soak:end -->";
+const [BEGIN, END] = [SOAK_BEGIN, SOAK_END];
 /** The section goes before this heading when the report has none yet. */
 const BEFORE = "## Real-model mode";
 
@@ -62,9 +65,25 @@ export function soakSection(s) {
   ].join("\n");
 }
 
-/** Puts the section of `<out>/soak.json` into `<reportDir>/REPORT.md` (replacing the one there);
- * false when there is no saved soak. */
-export function mergeSoakReport({ out, reportDir }) {
+/** `text` with the contents line linking the section (before "real-model mode"). */
+function withContentsLink(text) {
+  return text
+    .split("\n")
+    .map((line) =>
+      line.startsWith("Contents: ") && !line.includes("](#proxy-soak)")
+        ? line.replace(
+            " · [real-model mode](#real-model-mode)",
+            " · [proxy soak](#proxy-soak) · [real-model mode](#real-model-mode)",
+          )
+        : line,
+    )
+    .join("\n");
+}
+
+/** Puts the section of `<out>/soak.json` into `<reportDir>/REPORT.md` (replacing the one there)
+ * and links it from the contents line; false when there is no saved soak. `alone`: the soak
+ * phase was run by itself (`--only=soak`), and the header says it was merged in afterwards. */
+export function mergeSoakReport({ out, reportDir, alone = false }) {
   const saved = join(out, "soak.json");
   const reportPath = join(reportDir, "REPORT.md");
   if (!existsSync(saved) || !existsSync(reportPath)) return false;
@@ -80,6 +99,11 @@ export function mergeSoakReport({ out, reportDir }) {
       at >= 0
         ? `${text.slice(0, at + 1)}${section}\n\n${text.slice(at + 1)}`
         : `${text.trimEnd()}\n\n${section}\n`;
+  }
+  next = withContentsLink(next);
+  if (alone) {
+    const date = new Date().toISOString().slice(0, 10);
+    next = rewriteProvenance(next, { merged: { name: "proxy soak", phase: "soak", date } });
   }
   writeFileSync(reportPath, next);
   return true;
