@@ -252,6 +252,7 @@ echo hi > out/c.txt\ncat <<'EOF' > d.md\nnot/a/path.py inside the heredoc\nEOF"}
         real_user: false,
         message: &m,
         compressed: &[],
+        gists: None,
     }];
     let got: Vec<(String, TouchKind)> = files_touched(&e)
         .into_iter()
@@ -330,6 +331,7 @@ fn long_user_turns_show_head_and_tail_and_a_tight_budget_condenses_old_calls() {
         real_user: true,
         message: &user,
         compressed: &[],
+        gists: None,
     }];
     for (k, m) in calls.iter().enumerate() {
         entries.push(Entry {
@@ -338,6 +340,7 @@ fn long_user_turns_show_head_and_tail_and_a_tight_budget_condenses_old_calls() {
             real_user: false,
             message: m,
             compressed: &[],
+            gists: None,
         });
     }
     let d = build(&entries, 400, Parts::ALL);
@@ -389,6 +392,7 @@ settings.configure(INSTALLED_APPS=['app'], ROOT_URLCONF='urls')\nprint(QuerySet.
             real_user: false,
             message: &write,
             compressed: &[],
+            gists: None,
         },
         Entry {
             number: 8,
@@ -396,6 +400,7 @@ settings.configure(INSTALLED_APPS=['app'], ROOT_URLCONF='urls')\nprint(QuerySet.
             real_user: false,
             message: &out,
             compressed: &[],
+            gists: None,
         },
         Entry {
             number: 9,
@@ -403,6 +408,7 @@ settings.configure(INSTALLED_APPS=['app'], ROOT_URLCONF='urls')\nprint(QuerySet.
             real_user: false,
             message: &kept,
             compressed: &[],
+            gists: None,
         },
     ];
     let names = Parts::parse("names").unwrap();

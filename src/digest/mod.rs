@@ -16,6 +16,7 @@
 //! and compressed outputs carry their blob id.
 
 mod files;
+mod gist;
 mod names;
 mod toc;
 
@@ -25,6 +26,7 @@ use crate::tokens::estimate_text;
 
 pub(crate) use files::touches;
 pub use files::{files_touched, Touch, TouchKind};
+pub use gist::{Gist, ResultOf};
 pub use toc::{exchanges, short_args, Exchange};
 
 /// First line of every digest.
@@ -134,6 +136,9 @@ pub struct Entry<'a> {
     pub message: &'a Message,
     /// Its parts that are sent compressed, with their blob ids.
     pub compressed: &'a [CompressedPart],
+    /// The gists of its tool results, in order; `None`: taken from the results' texts. A
+    /// caller that gives them may leave those texts out of `message`.
+    pub gists: Option<&'a [Gist]>,
 }
 
 /// The digest of the messages of `history` that are not kept, within `budget_tokens` (estimated

@@ -61,31 +61,29 @@ pub fn section(history: &[Entry], shown: &str, budget_tokens: u32) -> String {
     for (pos, e) in trimmed.iter().enumerate() {
         let mut in_message: HashSet<String> = HashSet::new();
         let mut new_from_output = 0;
-        for_texts(e, |text, agent| {
-            for name in names_in(text) {
-                if visible.has(name) {
-                    continue;
-                }
-                if !agent && !seen.contains_key(name) {
-                    // a long output (a file, a listing) brings a few new names, not hundreds
-                    if new_from_output == OUTPUT_NAMES_PER_MESSAGE {
-                        continue;
-                    }
-                    new_from_output += 1;
-                }
-                let w = if agent { AGENT_WEIGHT } else { 1 };
-                let order = seen.len();
-                let slot = seen
-                    .entry(name.to_string())
-                    .or_insert((0, pos, e.number, order));
-                // one count per message and source kind, so a long output repeating a name
-                // does not outweigh the agent's own use of it
-                if in_message.insert(format!("{agent}{name}")) {
-                    slot.0 += w;
-                }
-                slot.1 = pos;
-                slot.2 = e.number;
+        for_names(e, |name, agent| {
+            if visible.has(name) {
+                return;
             }
+            if !agent && !seen.contains_key(name) {
+                // a long output (a file, a listing) brings a few new names, not hundreds
+                if new_from_output == OUTPUT_NAMES_PER_MESSAGE {
+                    return;
+                }
+                new_from_output += 1;
+            }
+            let w = if agent { AGENT_WEIGHT } else { 1 };
+            let order = seen.len();
+            let slot = seen
+                .entry(name.to_string())
+                .or_insert((0, pos, e.number, order));
+            // one count per message and source kind, so a long output repeating a name
+            // does not outweigh the agent's own use of it
+            if in_message.insert(format!("{agent}{name}")) {
+                slot.0 += w;
+            }
+            slot.1 = pos;
+            slot.2 = e.number;
         });
     }
     let n = trimmed.len() as u64;
@@ -201,6 +199,29 @@ fn for_texts(e: &Entry, mut f: impl FnMut(&str, bool)) {
     }
 }
 
+/// Calls `f` with each name of a message in order and whether the agent wrote it (see
+/// [`for_texts`]); a tool result's names are its gist's, each once (a name's later uses in the
+/// same result change nothing that [`section`] counts).
+fn for_names(e: &Entry, mut f: impl FnMut(&str, bool)) {
+    let agent = e.message.role != Role::Tool;
+    let mut results = e.results();
+    for b in &e.message.blocks {
+        match b {
+            Block::Text(t) => names_in(t).for_each(|n| f(n, agent)),
+            Block::ToolCall { arguments, .. } => match serde_json::from_str(arguments) {
+                Ok(v) => for_strings(&v, &mut |s| names_in(s).for_each(|n| f(n, true))),
+                Err(_) => names_in(arguments).for_each(|n| f(n, true)),
+            },
+            Block::ToolResult { .. } => {
+                if let Some(r) = results.next() {
+                    r.gist.names().for_each(|n| f(n, false));
+                }
+            }
+            Block::Thinking { .. } | Block::Image | Block::Other(_) => {}
+        }
+    }
+}
+
 /// Calls `f` with every string of a JSON value.
 fn for_strings(v: &serde_json::Value, f: &mut impl FnMut(&str)) {
     match v {
@@ -228,7 +249,7 @@ fn runs(text: &str) -> impl Iterator<Item = &str> {
 
 /// The distinctive names of `text`: paths (a `/` joining two segments, or a file extension) and
 /// identifiers (snake_case, dotted, camelCase or CamelCase), at least four bytes.
-fn names_in(text: &str) -> impl Iterator<Item = &str> {
+pub(super) fn names_in(text: &str) -> impl Iterator<Item = &str> {
     runs(text).filter(|r| is_name(r))
 }
 

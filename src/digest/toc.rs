@@ -3,16 +3,13 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::{collapse, Entry};
-use crate::compress::{lines, looks_like_failure};
+use super::{collapse, Entry, Gist};
 use crate::facts::Part;
 use crate::message::Block;
 use crate::tokens::estimate_text;
 
 /// Most bytes of a call's arguments in its line.
 pub const ARGS_CAP_BYTES: usize = 160;
-/// Most bytes of a result's first failure line.
-const FAILURE_CAP_BYTES: usize = 120;
 
 /// One trimmed tool call and its result.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,24 +32,19 @@ pub struct Exchange {
     pub failure_line: Option<String>,
 }
 
+/// A trimmed result by its call: its message number, gist, error flag and blob id.
+type FoundResult<'a> = (u64, std::borrow::Cow<'a, Gist>, bool, Option<&'a str>);
+
 /// The trimmed tool calls of `history`, in order.
 pub fn exchanges(history: &[Entry]) -> Vec<Exchange> {
-    let mut results: HashMap<&str, (u64, &str, bool, Option<&str>)> = HashMap::new();
+    let mut results: HashMap<&str, FoundResult> = HashMap::new();
     for e in history.iter().filter(|e| !e.kept) {
-        for b in &e.message.blocks {
-            if let Block::ToolResult {
-                call_id,
-                text,
-                is_error,
-                ..
-            } = b
-            {
-                let blob = e.compressed.iter().find_map(|c| match &c.part {
-                    Part::ToolResult(id) if id == call_id => Some(c.blob_id.as_str()),
-                    _ => None,
-                });
-                results.insert(call_id, (e.number, text, *is_error, blob));
-            }
+        for r in e.results() {
+            let blob = e.compressed.iter().find_map(|c| match &c.part {
+                Part::ToolResult(id) if id == r.call_id => Some(c.blob_id.as_str()),
+                _ => None,
+            });
+            results.insert(r.call_id, (e.number, r.gist, r.is_error, blob));
         }
     }
     let mut out = Vec::new();
@@ -68,14 +60,14 @@ pub fn exchanges(history: &[Entry]) -> Vec<Exchange> {
             };
             let found = results.get(id.as_str());
             let (failed, failure_line) =
-                found.map_or((None, None), |&(_, text, err, _)| ending(text, err));
+                found.map_or((None, None), |(_, gist, err, _)| ending(gist, *err));
             out.push(Exchange {
                 call_at: e.number,
                 result_at: found.map(|r| r.0),
                 tool: name.clone(),
                 args: short_args(&crate::message::call_arguments(arguments)),
-                result: found.map_or_else(String::new, |&(_, text, err, blob)| {
-                    result_summary(text, err, blob)
+                result: found.map_or_else(String::new, |(_, gist, err, blob)| {
+                    result_summary(gist, *err, *blob)
                 }),
                 failed,
                 failure_line,
@@ -141,16 +133,15 @@ pub fn short_args(arguments: &str) -> String {
 }
 
 /// `exit 1 · 230 lines · "first failure line" · blob <id>`.
-fn result_summary(text: &str, is_error: bool, blob: Option<&str>) -> String {
-    let all = lines(text);
+fn result_summary(gist: &Gist, is_error: bool, blob: Option<&str>) -> String {
     let mut parts: Vec<String> = Vec::new();
-    let status = exit_status(text);
+    let status = gist.exit;
     match status {
         Some(code) => parts.push(format!("exit {code}")),
         None if is_error => parts.push("error".into()),
         None => {}
     }
-    let n = all.len();
+    let n = gist.lines;
     parts.push(if n == 1 {
         "1 line".into()
     } else {
@@ -158,11 +149,8 @@ fn result_summary(text: &str, is_error: bool, blob: Option<&str>) -> String {
     });
     let failed = is_error || status.is_some_and(|c| c != 0);
     if failed || status.is_none() {
-        if let Some(line) = all
-            .iter()
-            .find(|l| looks_like_failure(l) && !l.contains("<returncode>"))
-        {
-            parts.push(format!("\"{}\"", collapse(line, FAILURE_CAP_BYTES)));
+        if let Some(line) = &gist.failure_line {
+            parts.push(format!("\"{line}\""));
         }
     }
     if let Some(id) = blob {
@@ -172,12 +160,9 @@ fn result_summary(text: &str, is_error: bool, blob: Option<&str>) -> String {
 }
 
 /// Whether a result failed (see [`Exchange::failed`]) and its first failure line.
-fn ending(text: &str, is_error: bool) -> (Option<bool>, Option<String>) {
-    let line = lines(text)
-        .into_iter()
-        .find(|l| looks_like_failure(l) && !l.contains("<returncode>"))
-        .map(|l| collapse(l, FAILURE_CAP_BYTES));
-    let failed = match exit_status(text) {
+fn ending(gist: &Gist, is_error: bool) -> (Option<bool>, Option<String>) {
+    let line = gist.failure_line.clone();
+    let failed = match gist.exit {
         Some(code) => Some(is_error || code != 0),
         None if is_error => Some(true),
         None => line.is_none().then_some(false),
@@ -187,7 +172,7 @@ fn ending(text: &str, is_error: bool) -> (Option<bool>, Option<String>) {
 
 /// The exit status a tool output states: `<returncode>N</returncode>`, `Exit code: N`,
 /// `exit status N`, `Process exited with code N`.
-fn exit_status(text: &str) -> Option<i64> {
+pub(super) fn exit_status(text: &str) -> Option<i64> {
     let head = &text[..super::floor_boundary(text, 400)];
     let tail = &text[super::ceil_boundary(text, text.len().saturating_sub(400))..];
     for part in [head, tail] {

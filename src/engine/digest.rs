@@ -4,14 +4,12 @@
 use crate::config::Config;
 use crate::digest::{build, Entry};
 use crate::facts::MsgInfo;
-use crate::fingerprint::Fp;
-use crate::format::WireFormat;
 use crate::memory::from_cut::{cut_memories, CUT_KIND};
 use crate::memory::recall::Recall;
-use crate::message::Message;
-use crate::store::Store;
 use crate::tokens::estimate_text;
 use crate::trim::Cut;
+
+use super::history::History;
 
 /// Tokens the planner keeps free for the digest of a cut at threshold `trim_at`.
 pub(super) fn reserve(config: &Config, trim_at: u32) -> u32 {
@@ -25,36 +23,27 @@ pub(super) struct Learn<'a> {
     pub now_ms: u64,
 }
 
-/// Builds the digest of a new cut over the request's messages and appends it to the cut's
-/// pointer; returns its estimated tokens. With a bank (`learn`), the cut's memories are written
-/// to it from the same entries, whatever the digest's budget. Neither ever fails a request:
-/// when the store cannot number the messages, or nothing left, there is no digest and no
-/// memory; a bank that fails is passed over. `raws`, `fps` and `infos` are the request's
-/// messages, their fingerprints and facts.
-pub(super) fn add_digest<S: Store>(
-    (config, store, learn): (&Config, &mut S, Option<Learn>),
+/// Builds the digest of a new cut over what it covers (`history`, with the request's facts
+/// `infos`) and appends it to the cut's pointer; returns its estimated tokens. With a bank
+/// (`learn`), the cut's memories are written to it from the same entries, whatever the
+/// digest's budget. Neither ever fails a request: when the store cannot number the messages,
+/// or nothing left, there is no digest and no memory; a bank that fails is passed over.
+pub(super) fn add_digest(
+    (config, learn): (&Config, Option<Learn>),
     cut: &mut Cut,
-    (raws, fps, infos): (&[&str], &[Fp], &[&MsgInfo]),
-    adapter: &dyn WireFormat,
+    history: &History,
+    infos: &[&MsgInfo],
     trim_at: u32,
 ) -> u64 {
     let budget = reserve(config, trim_at);
     if cut.pointer_at.is_none() || (budget == 0 && learn.is_none()) {
         return 0;
     }
-    let Ok(numbers) = store.message_numbers(&fps[..cut.covered]) else {
+    let Some(numbers) = history.numbers.as_deref() else {
         return 0;
     };
-    let views: Vec<Option<Message>> = raws[..cut.covered]
-        .iter()
-        .enumerate()
-        .map(|(i, raw)| {
-            crate::format::parse_message(raw, i)
-                .ok()
-                .and_then(|v| adapter.view(&v, i).ok())
-        })
-        .collect();
-    let entries: Vec<Entry> = views
+    let entries: Vec<Entry> = history
+        .views
         .iter()
         .enumerate()
         .filter_map(|(i, v)| {
@@ -64,6 +53,7 @@ pub(super) fn add_digest<S: Store>(
                 real_user: infos[i].real_user,
                 message,
                 compressed: &infos[i].compressed,
+                gists: Some(&history.gists[i]),
             })
         })
         .collect();

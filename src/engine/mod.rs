@@ -3,6 +3,7 @@
 
 mod cached;
 mod digest;
+mod history;
 mod known;
 mod output;
 mod read;
@@ -10,6 +11,7 @@ mod regret;
 mod restore;
 mod status;
 mod supersede;
+mod texts;
 mod tools;
 
 use std::collections::HashMap;
@@ -25,6 +27,9 @@ use crate::memory::recall::{recall_block, Recall, MAX_MEMORIES};
 use crate::rewrite::{OutPlan, Rewrite};
 use crate::store::{RequestRecord, RequestWrite, Store, Usage};
 use crate::trim::{plan, Cut, PlanParams};
+
+use history::History;
+use texts::Texts;
 
 pub use cached::Seen;
 pub use restore::{RestorePlan, Restored};
@@ -289,10 +294,6 @@ impl<S: Store> Engine<S> {
                 digest_tokens: digest::reserve(&self.config, plan_at),
             };
             if let Some(p) = plan(&infos, &params) {
-                // The cut's supersession, digest and recall read the messages.
-                if !all_texts {
-                    return Ok(None);
-                }
                 // Loop guard: a trim that cannot reach the threshold and frees little is not
                 // worth a cache miss; the request goes out as it is, over the limit. A
                 // cache-cold cut costs no cache hit but must still free something worth it.
@@ -305,14 +306,26 @@ impl<S: Store> Engine<S> {
                 let planned_after = p.after_tokens;
                 let seq = self.cuts.last().map_or(1, |c| c.seq + 1);
                 let mut cut = p.into_cut(seq, fps, manual);
+                // The cut's supersession, digest and recall read the messages it covers; those
+                // not sent come back from the store.
+                let history = match History::read(
+                    &mut self.store,
+                    &Texts::new(texts, fps),
+                    fps,
+                    &cut,
+                    adapter,
+                ) {
+                    Ok(h) => h,
+                    Err(_) if !all_texts => return Ok(None),
+                    Err(e) => return Err(e),
+                };
                 // What the new cut supersedes counts towards what it frees, as the size of the
                 // request under the cut in force counts what that one supersedes.
                 let saved = supersede::add_supersession(
                     &self.config,
-                    &mut self.store,
                     &mut cut,
-                    (raws, fps, &infos),
-                    adapter,
+                    &history,
+                    &infos,
                     opts.overhead_tokens,
                 );
                 let after = planned_after.saturating_sub(saved);
@@ -325,23 +338,39 @@ impl<S: Store> Engine<S> {
                         now_ms: opts.now_ms,
                     });
                     out_tokens += digest::add_digest(
-                        (&self.config, &mut self.store, learn),
+                        (&self.config, learn),
                         &mut cut,
-                        (raws, fps, &infos),
-                        adapter,
+                        &history,
+                        &infos,
                         plan_at,
                     );
-                    out_tokens +=
-                        add_recall(&self.config, &mut self.recall, &mut cut, raws, adapter);
+                    out_tokens += add_recall(&self.config, &mut self.recall, &mut cut, &history);
                     new_cut = Some(cut);
                 }
             }
         }
         let over_limit = out_tokens > u64::from(trim_at);
         let cut = new_cut.as_ref().or(current);
-        if !all_texts && output::needs_text(&self.cache, texts, fps, &infos, cut) {
-            return Ok(None);
+        // The messages the plan edits and the caller did not send come back from the store.
+        let mut read: Vec<(usize, String)> = Vec::new();
+        if !all_texts {
+            let missing = output::missing_texts(&self.cache, texts, fps, &infos, cut);
+            let got = Texts::new(texts, fps).each(&mut self.store, missing, |i, t| {
+                read.push((i, t.to_string()));
+                Ok(())
+            });
+            if got.is_err() {
+                return Ok(None);
+            }
         }
+        let mut filled: Vec<&str> = Vec::new();
+        if !read.is_empty() {
+            filled.extend_from_slice(raws);
+            for (i, t) in &read {
+                filled[*i] = t;
+            }
+        }
+        let raws = if read.is_empty() { raws } else { &filled[..] };
         let plan = output::build(&mut self.cache, raws, fps, &infos, cut, adapter)?;
         if !all_texts && !accept(&plan) {
             return Ok(None);
@@ -538,17 +567,17 @@ fn add_recall(
     config: &Config,
     recall: &mut Option<(Box<dyn Recall>, String)>,
     cut: &mut Cut,
-    raws: &[&str],
-    adapter: &dyn crate::format::WireFormat,
+    history: &History,
 ) -> u64 {
     let (true, Some((bank, session)), Some(at)) =
         (config.compaction_recall, recall.as_mut(), cut.pointer_at)
     else {
         return 0;
     };
-    let query = crate::format::parse_message(raws[at], at)
-        .ok()
-        .and_then(|v| adapter.view(&v, at).ok())
+    let query = history
+        .views
+        .get(at)
+        .and_then(Option::as_ref)
         .map(|m| m.plain_text())
         .unwrap_or_default();
     let found = bank.recall_elsewhere(&query, MAX_MEMORIES, session);

@@ -112,28 +112,33 @@ fn visible(cut: Option<&Cut>, n: usize) -> impl Iterator<Item = usize> + '_ {
         })
 }
 
-/// Whether [`build`] needs the text of a message `texts` lacks: one it edits whose edited form
-/// is not in the cache yet.
-pub(super) fn needs_text(
+/// The messages whose text [`build`] needs and `texts` lacks, in order: those it edits whose
+/// edited form is not in the cache yet.
+pub(super) fn missing_texts(
     cache: &Cache,
     texts: &[Option<&str>],
     fps: &[Fp],
     infos: &[&MsgInfo],
     cut: Option<&Cut>,
-) -> bool {
+) -> Vec<usize> {
     let covered = cut.map_or(0, |c| c.covered);
-    visible(cut, texts.len()).any(|i| {
-        let compressed = !infos[i].compressed.is_empty();
-        // After the cut, only a compressed message is ever edited.
-        if texts[i].is_some() || (i >= covered && !compressed) {
-            return false;
-        }
-        let e = CutEdits::of(cut, i);
-        if e.removed(i) || !(e.edits() || compressed) || cache.edited.contains_key(&e.key(fps[i])) {
-            return false;
-        }
-        !compressed || !cache.compressed.contains_key(&fps[i])
-    })
+    visible(cut, texts.len())
+        .filter(|&i| {
+            let compressed = !infos[i].compressed.is_empty();
+            // After the cut, only a compressed message is ever edited.
+            if texts[i].is_some() || (i >= covered && !compressed) {
+                return false;
+            }
+            let e = CutEdits::of(cut, i);
+            if e.removed(i)
+                || !(e.edits() || compressed)
+                || cache.edited.contains_key(&e.key(fps[i]))
+            {
+                return false;
+            }
+            !compressed || !cache.compressed.contains_key(&fps[i])
+        })
+        .collect()
 }
 
 /// The edit plan for a request.
@@ -147,6 +152,9 @@ pub(super) fn build(
 ) -> Result<OutPlan> {
     let mut plan = OutPlan::default();
     let covered = cut.map_or(0, |c| c.covered);
+    // The edited messages this request sends: the cache keeps about these, not every message
+    // the session ever edited.
+    let mut used: FastMap<Fp, ()> = FastMap::default();
     for i in visible(cut, raws.len()) {
         if i >= covered && infos[i].compressed.is_empty() {
             plan.keep(i);
@@ -163,6 +171,7 @@ pub(super) fn build(
             continue;
         }
         let key = e.key(fps[i]);
+        used.insert(fps[i], ());
         if let Some(hit) = cache.edited.get(&key) {
             plan.replace(hit.clone());
             continue;
@@ -204,7 +213,19 @@ pub(super) fn build(
         cache.edited.insert(key, edited.clone());
         plan.replace(edited);
     }
+    cache.prune(&used);
     Ok(plan)
+}
+
+impl Cache {
+    /// Drops the edited forms of messages `used` does not hold, once they are more than twice
+    /// as many: a message the cut removed is not sent again until a restore, which rebuilds it.
+    fn prune(&mut self, used: &FastMap<Fp, ()>) {
+        if self.compressed.len() + self.edited.len() > 4 * used.len() + 64 {
+            self.compressed.retain(|fp, _| used.contains_key(fp));
+            self.edited.retain(|(_, fp), _| used.contains_key(fp));
+        }
+    }
 }
 
 /// The message with its compressed parts replaced by their head/tail text, and those edits.

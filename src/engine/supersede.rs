@@ -5,43 +5,37 @@ use std::collections::HashSet;
 
 use crate::config::Config;
 use crate::facts::{MsgInfo, Part};
-use crate::fingerprint::Fp;
-use crate::format::WireFormat;
 use crate::message::Message;
-use crate::store::Store;
 use crate::trim::{supersede, Cut, Seen};
+
+use super::history::History;
 
 /// Records in a new cut the kept results that later kept results supersede; returns the
 /// estimated tokens that saves. Never fails a request: when supersession is off, the store
-/// cannot number the messages or a message cannot be read, nothing is superseded. `raws`, `fps`
-/// and `infos` are the request's messages, their fingerprints and facts; `overhead_tokens` the
-/// request's tokens outside them (the cut's stable prefix ends at its first superseded result
-/// when that comes before every other change).
-pub(super) fn add_supersession<S: Store>(
+/// cannot number the messages or a message cannot be read, nothing is superseded. `history` is
+/// what the cut covers and `infos` the request's facts; `overhead_tokens` the request's tokens
+/// outside its messages (the cut's stable prefix ends at its first superseded result when that
+/// comes before every other change).
+pub(super) fn add_supersession(
     config: &Config,
-    store: &mut S,
     cut: &mut Cut,
-    (raws, fps, infos): (&[&str], &[Fp], &[&MsgInfo]),
-    adapter: &dyn WireFormat,
+    history: &History,
+    infos: &[&MsgInfo],
     overhead_tokens: u32,
 ) -> u64 {
     let n = cut.covered;
     if !config.supersede || n == 0 {
         return 0;
     }
-    let Ok(numbers) = store.message_numbers(&fps[..n]) else {
+    let Some(numbers) = history.numbers.as_deref() else {
         return 0;
     };
-    let views: Option<Vec<Message>> = raws[..n]
+    let Some(views) = history
+        .views
         .iter()
-        .enumerate()
-        .map(|(i, raw)| {
-            crate::format::parse_message(raw, i)
-                .ok()
-                .and_then(|v| adapter.view(&v, i).ok())
-        })
-        .collect();
-    let Some(views) = views else {
+        .map(Option::as_ref)
+        .collect::<Option<Vec<&Message>>>()
+    else {
         return 0;
     };
     // The last tool exchange: the last message making calls, and the messages answering them.
@@ -71,7 +65,7 @@ pub(super) fn add_supersession<S: Store>(
                     .results
                     .iter()
                     .any(|r| last_ids.contains(r.as_str())),
-            message: &views[i],
+            message: views[i],
             compressed: &compressed[i],
         })
         .collect();

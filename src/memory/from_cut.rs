@@ -274,6 +274,7 @@ mod tests {
                 real_user: m.role == Role::User,
                 message: m,
                 compressed: &[],
+                gists: None,
             })
             .collect()
     }

@@ -95,6 +95,18 @@ impl Store for MemStore {
         ))
     }
 
+    fn message_texts(&mut self, fps: &[Fp]) -> Result<Vec<Option<String>>> {
+        let by_fp: HashMap<Fp, &str> = self
+            .messages
+            .iter()
+            .map(|(m, _)| (m.info.fp, m.json.as_str()))
+            .collect();
+        Ok(fps
+            .iter()
+            .map(|fp| by_fp.get(fp).map(|s| s.to_string()))
+            .collect())
+    }
+
     fn blob(&mut self, id: &str) -> Result<Option<Blob>> {
         Ok(self.blobs.get(id).cloned())
     }

@@ -158,6 +158,9 @@ pub trait Store {
     /// it has in the store, or for a message not stored yet the number it gets when the
     /// request is committed (the next free numbers, in order).
     fn message_numbers(&mut self, fps: &[Fp]) -> Result<Vec<u64>>;
+    /// The JSON text each of these messages was stored with, `None` for one the store does not
+    /// hold; in the order of `fps`.
+    fn message_texts(&mut self, fps: &[Fp]) -> Result<Vec<Option<String>>>;
     /// Whether every write is refused (a store opened only to be read).
     fn is_read_only(&self) -> bool {
         false

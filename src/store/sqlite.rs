@@ -84,6 +84,9 @@ fn json_err(what: &str, e: serde_json::Error) -> Error {
     Error::Store(format!("unreadable {what} row: {e}"))
 }
 
+/// Most fingerprints one query of message texts or numbers binds (below SQLite's oldest limit of 999).
+const TEXTS_PER_QUERY: usize = 256;
+
 impl<S: Sql> Store for SqlStore<S> {
     fn load(&mut self) -> Result<Loaded> {
         let mut loaded = Loaded::default();
@@ -235,16 +238,40 @@ impl<S: Sql> Store for SqlStore<S> {
     }
 
     fn message_numbers(&mut self, fps: &[Fp]) -> Result<Vec<u64>> {
-        let mut stored = std::collections::HashMap::new();
-        let mut max = 0;
-        for r in self.db.query("SELECT fp, seq FROM messages", &[])? {
-            let seq = r[1].as_i64().max(0) as u64;
-            max = max.max(seq);
-            if let Some(fp) = Fp::from_hex(&r[0].as_text()) {
-                stored.insert(fp, seq);
+        let max = self
+            .db
+            .query("SELECT coalesce(max(seq), 0) FROM messages", &[])?
+            .first()
+            .map_or(0, |r| r[0].as_i64().max(0) as u64);
+        let mut stored = std::collections::HashMap::with_capacity(fps.len());
+        for batch in fps.chunks(TEXTS_PER_QUERY) {
+            let marks = vec!["?"; batch.len()].join(",");
+            let hex: Vec<SqlValue> = batch.iter().map(|fp| fp.to_hex().into()).collect();
+            let sql = format!("SELECT fp, seq FROM messages WHERE fp IN ({marks})");
+            for r in self.db.query(&sql, &hex)? {
+                if let Some(fp) = Fp::from_hex(&r[0].as_text()) {
+                    stored.insert(fp, r[1].as_i64().max(0) as u64);
+                }
             }
         }
         Ok(super::number_messages(&stored, max, fps))
+    }
+
+    fn message_texts(&mut self, fps: &[Fp]) -> Result<Vec<Option<String>>> {
+        let mut out = Vec::with_capacity(fps.len());
+        for batch in fps.chunks(TEXTS_PER_QUERY) {
+            let marks = vec!["?"; batch.len()].join(",");
+            let hex: Vec<SqlValue> = batch.iter().map(|fp| fp.to_hex().into()).collect();
+            let sql = format!("SELECT fp, json FROM messages WHERE fp IN ({marks})");
+            let mut by_fp = std::collections::HashMap::with_capacity(batch.len());
+            for r in self.db.query(&sql, &hex)? {
+                if let Some(fp) = Fp::from_hex(&r[0].as_text()) {
+                    by_fp.insert(fp, r[1].as_text());
+                }
+            }
+            out.extend(batch.iter().map(|fp| by_fp.get(fp).cloned()));
+        }
+        Ok(out)
     }
 
     fn blob(&mut self, id: &str) -> Result<Option<Blob>> {

@@ -258,6 +258,7 @@ pub fn digest(data: &[u8]) -> String {
             real_user: *real_user,
             message,
             compressed: &[],
+            gists: None,
         })
         .collect();
     let d = build(&entries, budget, parts);
