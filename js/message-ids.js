@@ -94,6 +94,12 @@ export const CHECKED_NEWEST = 64;
  * that it knows them (it knows only the ids of the last accepted request) and which came back
  * edited; `check()` checks the messages the request took unchanged unchecked (it runs by itself
  * when the event loop is idle, and before the next request).
+ *
+ * Where a request begins with the latest accepted request's messages (its very objects, or new
+ * objects under its keys at the same places), that run is taken whole: its ids are copied and
+ * its entries are not visited (a visit of every entry is most of the cost of a long history).
+ * Only the places the engine edited, the check found changed or that hold what cannot be
+ * snapshot, and the newest messages, are visited one by one.
  */
 export class MessageIds {
   #entries = new WeakMap();
@@ -101,13 +107,16 @@ export class MessageIds {
   #byKey = new Map();
   #keyOf;
   #requests = 0;
-  #generation = 0;
   /** The latest accepted request's messages taken as unchanged without a check: their places
    * (`at`) in its messages and entries, and which were new objects of a known message. */
   #unchecked = null;
   #checkQueued = false;
-  /** The latest accepted request's messages and their entries, by place. */
+  /** The latest accepted request: its messages, entries, keys and ids by place, and the places
+   * a request must visit even where it holds the same object (`visit`, a set). An entry is in
+   * it when `entries[e.place] === e`. */
   #last = null;
+  /** The entries the latest accepted request got back edited. */
+  #edited = [];
   /** Messages serialised by the latest `request()` calls, in total (for tests and the bench). */
   serialised = 0;
   /** Messages found changed by a check after their request (for tests and the bench). */
@@ -126,15 +135,44 @@ export class MessageIds {
     const ids = new Uint32Array(n);
     const fresh = new Uint8Array(n);
     const texts = [];
-    const entries = new Array(n);
     const keys = this.#keyOf ? new Array(n) : null;
-    const unchecked = new Uint32Array(n); // places of the messages taken unchecked
-    let u = 0;
     const copies = keys ? new Uint8Array(n) : null; // 1: a new object of a known message
     const request = ++this.#requests;
     const newest = n - CHECKED_NEWEST;
     const last = this.#last;
-    for (let i = 0; i < n; i++) {
+    // The run of the latest request's messages the request begins with, short of the newest:
+    // the same objects, or (with `keyOf`) new objects under the same keys at the same places.
+    let run = 0;
+    if (last && !all) {
+      const lim = Math.min(last.messages.length, newest);
+      for (; run < lim; run++) {
+        const m = messages[run];
+        if (m === last.messages[run]) {
+          if (keys) keys[run] = last.keys[run];
+          continue;
+        }
+        // A new object under the key the latest request had at this place: its copy.
+        if (!keys || typeof m !== "object" || m === null) break;
+        const key = this.#key(m);
+        if (key === undefined || key !== last.keys[run]) break;
+        keys[run] = key;
+        copies[run] = 1;
+      }
+    }
+    // Filled in order of places (the visited places of the run are overwritten): a packed array.
+    const entries = run ? last.entries.slice(0, run) : [];
+    if (run) ids.set(last.ids.subarray(0, run));
+    const visit = [];
+    for (const i of last?.visit ?? []) if (i < run) visit.push(i);
+    visit.sort((a, b) => a - b);
+    // Places after the run of the messages taken unchecked (the run's are, but for `visit`).
+    const unchecked = new Uint32Array(Math.max(0, n - run));
+    let u = 0;
+    /** Whether entry `e` stands at a place of the run that is not visited. */
+    const inRun = (e) => e.place < run && last.entries[e.place] === e && !last.visit.has(e.place);
+    /** Whether the engine knows entry `e` (it was in the latest accepted request). */
+    const known = (e) => last !== null && last.entries[e.place] === e;
+    const one = (i) => {
       const m = messages[i];
       const obj = typeof m === "object" && m !== null;
       // The same object at the same place as in the latest request: its entry without a lookup.
@@ -150,10 +188,11 @@ export class MessageIds {
         same = false;
       }
       // Two messages of one request never share an id (a host key given twice).
-      if (e && (e.dead || !e.snap || e.request === request)) e = undefined;
+      if (e && (e.dead || !e.snap || e.request === request || (e.place !== i && inRun(e))))
+        e = undefined;
       const now = i >= newest || (e && e.edited);
       if (e && now && !matches(m, e.snap, !same)) e = undefined; // changed: a new message
-      if (!e || e.generation !== this.#generation || all) {
+      if (!e || !known(e) || all) {
         // JSON.stringify of an array writes what is not JSON (undefined, a function) as null.
         texts.push(JSON.stringify(m) ?? "null");
         this.serialised++;
@@ -167,7 +206,10 @@ export class MessageIds {
       ids[i] = e.id;
       entries[i] = e;
       e.request = request;
-    }
+    };
+    // Texts go in the order of their places: the visited places of the run, then the rest.
+    for (const i of visit) one(i);
+    for (let i = run; i < n; i++) one(i);
     return {
       ids,
       fresh,
@@ -177,6 +219,8 @@ export class MessageIds {
       keys,
       unchecked: unchecked.subarray(0, u),
       copies,
+      visit,
+      run,
     };
   }
 
@@ -187,7 +231,7 @@ export class MessageIds {
     return {
       id: nextId++,
       snap,
-      generation: -1,
+      place: -1,
       message: snap ? m : null,
       request: 0,
       edited: false,
@@ -208,12 +252,14 @@ export class MessageIds {
   /** Records that the engine accepted `req` (from `request()`) and answered with `rewrite`
    * (its pieces: the messages it sent back edited are checked before every request). */
   accepted(req, rewrite = []) {
-    const generation = ++this.#generation;
     const { entries, keys } = req;
-    for (let i = 0; i < entries.length; i++) {
+    const visit = new Set();
+    // Only the places the request visited hold entries that may be new or moved: those it
+    // visited in the run it took whole, and every place after that run.
+    const record = (i) => {
       const e = entries[i];
-      e.generation = generation;
-      e.edited = false;
+      e.place = i;
+      if (!e.snap) visit.add(i);
       if (e.message) {
         this.#entries.set(e.message, e);
         e.message = null;
@@ -221,9 +267,18 @@ export class MessageIds {
         const key = keys?.[i];
         if (key !== undefined && e.snap) this.#byKey.set(key, e);
       }
-    }
+    };
+    for (const i of req.visit) record(i);
+    for (let i = req.run; i < entries.length; i++) record(i);
+    for (const e of this.#edited) e.edited = false;
+    this.#edited = [];
     for (const piece of rewrite)
-      if (!Array.isArray(piece)) for (const i of piece.from) req.entries[i].edited = true;
+      if (!Array.isArray(piece))
+        for (const i of piece.from) {
+          entries[i].edited = true;
+          this.#edited.push(entries[i]);
+          visit.add(i);
+        }
     // Keys of messages no longer sent are dropped once they outnumber the ones sent.
     if (keys && this.#byKey.size > 2 * entries.length + 64) {
       const live = new Set(entries);
@@ -231,9 +286,15 @@ export class MessageIds {
     }
     // A copy: the host may change its array after the request.
     const messages = req.messages.slice();
-    this.#last = { messages, entries, keys };
-    this.#unchecked = { at: req.unchecked, messages, entries, copies: req.copies };
-    if (req.unchecked.length && !this.#checkQueued) {
+    this.#last = { messages, entries, keys, ids: req.ids, visit };
+    this.#unchecked = {
+      run: req.run,
+      visit: req.visit,
+      at: req.unchecked,
+      last: this.#last,
+      copies: req.copies,
+    };
+    if ((req.run || req.unchecked.length) && !this.#checkQueued) {
       this.#checkQueued = true;
       const t = setImmediate(() => this.check());
       t.unref?.();
@@ -246,14 +307,23 @@ export class MessageIds {
     this.#checkQueued = false;
     const u = this.#unchecked;
     this.#unchecked = null;
+    if (!u) return 0;
     let changed = 0;
-    for (const i of u?.at ?? []) {
-      const [m, e] = [u.messages[i], u.entries[i]];
-      if (e.dead || matches(m, e.snap, u.copies?.[i] === 1)) continue;
+    const one = (i) => {
+      const [m, e] = [u.last.messages[i], u.last.entries[i]];
+      if (e.dead || matches(m, e.snap, u.copies?.[i] === 1)) return;
       e.dead = true;
       changed++;
       this.#entries.delete(m);
+      // The next request visits the place (it may hold the same object).
+      u.last.visit.add(i);
+    };
+    // The run the request took whole, but for the places it visited (`visit`, in order).
+    for (let i = 0, v = 0; i < u.run; i++) {
+      if (v < u.visit.length && u.visit[v] === i) v++;
+      else one(i);
     }
+    for (const i of u.at) one(i);
     this.changedLate += changed;
     return changed;
   }

@@ -196,3 +196,61 @@ test("the check of messages taken on trust finds a change and drops their ids", 
   assert.notEqual(third.ids[1], second.ids[1]);
   assert.equal(JSON.parse(third.texts)[0].tool_calls[0].function.arguments, '{"n":99}');
 });
+
+test("a run of the latest request's messages is taken whole, but for its edited places", () => {
+  const ids = new MessageIds();
+  const s = openaiSession(100); // 201 messages: a run of 137 ahead of the newest 64
+  const first = ids.request(s);
+  // The engine sent message 5 back edited (a pointer in its place, say).
+  ids.accepted(first, [[0, 5], { from: [5], items: [] }, [6, s.length]]);
+  s[5].content = "changed in place after it came back edited";
+  const second = ids.request(s);
+  assert.equal(second.run, 137);
+  assert.deepEqual(
+    [...second.fresh.keys()].filter((i) => second.fresh[i]),
+    [5],
+  );
+  assert.equal(JSON.parse(second.texts)[0].content, s[5].content);
+  assert.notEqual(second.ids[5], first.ids[5]);
+  for (const i of [0, 4, 6, 136, 200]) assert.equal(second.ids[i], first.ids[i]);
+});
+
+test("one object at two places of a request gets two ids, inside the run and after it", () => {
+  for (const keyed of [false, true]) {
+    const ids = new MessageIds(
+      keyed
+        ? { keyOf: (m) => m.role + JSON.stringify(m.tool_calls?.[0]?.id ?? m.tool_call_id ?? "") }
+        : {},
+    );
+    const s = openaiSession(100);
+    const first = ids.request(s);
+    ids.accepted(first);
+    const again = [...s, s[3]]; // message 3 (in the run) sent once more at the end
+    const r = ids.request(again);
+    assert.ok(r.run > 3);
+    assert.equal(r.ids[3], first.ids[3]);
+    assert.notEqual(r.ids[again.length - 1], r.ids[3], keyed ? "keyed" : "by object");
+    assert.equal(new Set(r.ids).size, again.length);
+    assert.equal(JSON.parse(r.texts).length, 1);
+  }
+});
+
+test("new objects under the same keys are a run; a changed one among them is found by the check", () => {
+  const ids = new MessageIds({ keyOf: (m) => m.info?.id });
+  const s = Array.from({ length: 150 }, (_, i) => ({ info: { id: `m${i}` }, text: `t${i}` }));
+  const first = ids.request(s);
+  ids.accepted(first);
+  const copy = structuredClone(s);
+  copy[10].text = "edited by the host";
+  const second = ids.request(copy);
+  assert.equal(second.run, 150 - 64);
+  assert.equal(second.texts, "[]");
+  ids.accepted(second);
+  assert.equal(ids.check(), 1);
+  const third = ids.request(structuredClone(copy));
+  assert.deepEqual(
+    [...third.fresh.keys()].filter((i) => third.fresh[i]),
+    [10],
+  );
+  assert.equal(JSON.parse(third.texts)[0].text, "edited by the host");
+});
