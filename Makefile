@@ -14,7 +14,7 @@ WASM := target/$(WASM_TARGET)/release/smarter_compact.wasm
 # The wasm-bindgen CLI must equal the crate version in Cargo.lock.
 WBG_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/"/,"",$$3); print $$3}' Cargo.lock)
 
-.PHONY: check-wasm-pack setup setup-rust setup-chromium model model-variants build build-edit embed-wasm build-embed test test-rust test-js test-e2e demo bench bench-embed fuzz clean \
+.PHONY: check-wasm-pack setup setup-rust setup-chromium model model-variants build build-edit embed-wasm build-embed test test-rust test-js test-e2e test-e2e-hosts test-e2e-packages demo bench bench-embed fuzz clean \
 	lint lint-fast lint-types \
 	store-sql.js store-better-sqlite3 store-node-sqlite store-bun-sqlite
 
@@ -139,8 +139,18 @@ tests/e2e/node_modules/.package-lock.json: tests/e2e/package-lock.json
 	cd tests/e2e && npm install --no-audit --no-fund
 	@touch $@
 
-test-e2e: build build-embed node_modules/.package-lock.json tests/e2e/node_modules/.package-lock.json
-	cd tests/e2e && node --test
+## Two parts: the hosts' suites install the core package alone, so they need only `make build`
+## and run while the embedder still builds; the packaging and registry tests install both packages.
+E2E_PACKAGES := packaging.test.mjs registry-install.test.mjs
+E2E_HOSTS := $(filter-out $(E2E_PACKAGES),$(notdir $(wildcard tests/e2e/*.test.mjs)))
+test-e2e: test-e2e-hosts test-e2e-packages
+
+test-e2e-hosts: build node_modules/.package-lock.json tests/e2e/node_modules/.package-lock.json
+	cd tests/e2e && node --test $(E2E_HOSTS)
+	$(DONE)
+
+test-e2e-packages: build build-embed node_modules/.package-lock.json tests/e2e/node_modules/.package-lock.json
+	cd tests/e2e && node --test $(E2E_PACKAGES)
 	$(DONE)
 
 ## The lint gates: formatting (rustfmt, prettier), eslint, clippy with warnings as errors, and tsc
@@ -172,14 +182,14 @@ lint-types: build node_modules/.package-lock.json
 ## failure shows at once. Then every build, linted as it compiles, side by side (-j4 on two cores:
 ## the embedder's wasm, the longest, starts first and spends minutes in one single-threaded
 ## optimisation; the model's Python build mostly reads and writes; the native tests wait on their
-## slowest test) with the native tests; then the package's types, and its JS tests beside
-## the real hosts on the built package (the hosts' suite keeps about one core busy).
+## slowest test) with the native tests, the package's types and the real hosts' suites, which
+## start as soon as the engine is built; then the JS tests (whose default embedder is whatever
+## npm-embed/ holds, so they wait for it) beside the packaging tests.
 test: setup
 	@echo "== make test started at $$(date +%T)"
 	$(MAKE) --no-print-directory lint-fast
-	$(MAKE) --no-print-directory LINTED=1 -j4 --output-sync=target build-embed test-rust build tests/e2e/node_modules/.package-lock.json
-	$(MAKE) --no-print-directory LINTED=1 lint-types
-	$(MAKE) --no-print-directory LINTED=1 -j2 --output-sync=target test-js test-e2e
+	$(MAKE) --no-print-directory LINTED=1 -j4 --output-sync=target build-embed test-rust build tests/e2e/node_modules/.package-lock.json lint-types test-e2e-hosts
+	$(MAKE) --no-print-directory LINTED=1 -j2 --output-sync=target test-js test-e2e-packages
 
 ## `wasm-pack build --target web` gives the same pkg/ as `make build` (needs `cargo install wasm-pack`).
 check-wasm-pack: build
