@@ -51,7 +51,7 @@ function snapshot(v) {
     out[at + 1] = keys;
     return true;
   };
-  return typeof v === "object" && v !== null && walk(v) ? out : null;
+  return typeof v === "object" && v !== null && walk(v) ? out.slice() : null;
 }
 
 /** Whether `v` still matches `snap`. With `adopt`, the snapshot takes `v`'s equal strings, so
@@ -134,7 +134,7 @@ export class MessageIds {
     const n = messages.length;
     const ids = new Uint32Array(n);
     const fresh = new Uint8Array(n);
-    const texts = [];
+    const send = []; // the messages whose texts go, serialised at the end as one array
     const keys = this.#keyOf ? new Array(n) : null;
     const copies = keys ? new Uint8Array(n) : null; // 1: a new object of a known message
     const request = ++this.#requests;
@@ -193,8 +193,7 @@ export class MessageIds {
       const now = i >= newest || (e && e.edited);
       if (e && now && !matches(m, e.snap, !same)) e = undefined; // changed: a new message
       if (!e || !known(e) || all) {
-        // JSON.stringify of an array writes what is not JSON (undefined, a function) as null.
-        texts.push(JSON.stringify(m) ?? "null");
+        send.push(m);
         this.serialised++;
         fresh[i] = 1;
         if (!e) e = this.#entry(m);
@@ -213,7 +212,10 @@ export class MessageIds {
     return {
       ids,
       fresh,
-      texts: `[${texts.join(",")}]`,
+      // One JSON.stringify of the array: the same bytes as each message's own text joined by
+      // commas (what is not JSON, undefined or a function, is written as null), without a
+      // string per message (a host that passes a long history at once makes no garbage of it).
+      texts: JSON.stringify(send),
       messages,
       entries,
       keys,

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::compress::{compress, Compressed};
 use crate::fingerprint::Fp;
+use crate::format::Format;
 use crate::message::{Block, Message, Role};
 use crate::tokens::{estimate_message, estimate_text};
 
@@ -42,19 +43,20 @@ pub struct MsgInfo {
     pub tokens: u32,
     /// Estimated tokens as sent (after compression of its tool results).
     pub sent_tokens: u32,
-    /// Tool calls it makes: (id, tool name).
-    pub calls: Vec<(String, String)>,
+    /// Tool calls it makes: (id, tool name). (Boxed slices, here and below: a session keeps
+    /// one of these per message, and a slice holds no spare capacity.)
+    pub calls: Box<[(String, String)]>,
     /// Call ids it answers.
-    pub results: Vec<String>,
+    pub results: Box<[String]>,
     /// Carries signed or redacted thinking.
     pub signed_thinking: bool,
     /// Its parts that are sent compressed.
-    pub compressed: Vec<CompressedPart>,
+    pub compressed: Box<[CompressedPart]>,
     /// Carries a call or result of a protected tool.
     pub protected: bool,
     /// Fingerprints of its calls' tool names and arguments: the same key means the same call.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub call_keys: Vec<Fp>,
+    #[serde(default, skip_serializing_if = "<[Fp]>::is_empty")]
+    pub call_keys: Box<[Fp]>,
     /// The trim regret it shows, decided when it is first seen under a cut.
     #[serde(default, skip_serializing_if = "Regret::is_empty")]
     pub regret: Regret,
@@ -96,36 +98,90 @@ pub fn call_key(name: &str, arguments: &str) -> Fp {
     Fp::START.then(name.as_bytes()).then(args.as_bytes())
 }
 
-/// A tool output carried by a newly seen message.
+/// A tool output carried by a newly seen message (its text stays in the message's JSON until
+/// the store indexes it).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Output {
     /// The call it answers.
     pub call_id: String,
     /// Tool name when known.
     pub tool_name: Option<String>,
-    /// The full output.
-    pub text: String,
+    /// Its text is empty or only whitespace.
+    pub blank: bool,
     /// Set when the output is sent compressed.
     pub blob_id: Option<String>,
 }
 
-/// A newly seen message: its facts plus what goes into the store once.
+/// A newly seen message: its facts plus what goes into the store once. It borrows its JSON
+/// from the request, and the texts the store indexes are taken from that JSON as each message
+/// is written ([`NewMessage::texts`]), so a request with many new messages holds each one's
+/// bytes once.
 #[derive(Debug, Clone)]
-pub struct NewMessage {
+pub struct NewMessage<'a> {
     /// The facts kept in memory.
     pub info: MsgInfo,
     /// The wire JSON as received.
-    pub json: String,
-    /// All its text (tool outputs uncompressed), for the `messages.text` column.
-    pub text: String,
-    /// Its text without tool outputs (those are indexed line by line).
-    pub prose: String,
-    /// Its tool outputs.
+    pub json: &'a str,
+    /// The wire format of `json`.
+    pub format: Format,
+    /// Its tool outputs, in order.
     pub outputs: Vec<Output>,
     /// Tool name (of the call it makes or the result it carries).
     pub tool_name: Option<String>,
     /// Tool call id (of the result it carries, or the first call it makes).
     pub tool_call_id: Option<String>,
+}
+
+/// The texts of a new message the store indexes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MessageTexts {
+    /// All its text (tool outputs uncompressed), for the `messages.text` column.
+    pub text: String,
+    /// Its text without tool outputs (those are indexed line by line).
+    pub prose: String,
+    /// The text of each tool output, in the order of [`NewMessage::outputs`].
+    pub outputs: Vec<String>,
+}
+
+impl MessageTexts {
+    /// The texts of a message read in its wire format.
+    pub fn of(view: &Message) -> MessageTexts {
+        let mut prose = Vec::new();
+        let mut outputs = Vec::new();
+        for b in &view.blocks {
+            match b {
+                Block::ToolResult { text, .. } => outputs.push(text.clone()),
+                Block::Text(t) | Block::Thinking { text: t, .. } if !t.is_empty() => {
+                    prose.push(t.as_str())
+                }
+                Block::ToolCall { arguments, .. } => prose.push(arguments.as_str()),
+                _ => {}
+            }
+        }
+        MessageTexts {
+            text: view.plain_text(),
+            prose: prose.join("\n"),
+            outputs,
+        }
+    }
+}
+
+impl NewMessage<'_> {
+    /// Its texts, read again from its JSON (which was read once already when it arrived).
+    pub fn texts(&self) -> crate::error::Result<MessageTexts> {
+        let value = crate::format::parse_message(self.json, 0)?;
+        let view = self.format.adapter().view(&value, 0)?;
+        Ok(MessageTexts::of(&view))
+    }
+}
+
+/// A stored message as an in-memory store keeps it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredMessage {
+    /// Its facts.
+    pub info: MsgInfo,
+    /// Its wire JSON.
+    pub json: String,
 }
 
 /// The full text of a compressed part.
@@ -228,7 +284,7 @@ impl MsgInfo {
                 .collect(),
             results: msg.result_ids().map(str::to_string).collect(),
             signed_thinking: msg.has_signed_thinking(),
-            compressed,
+            compressed: compressed.into_boxed_slice(),
             protected,
             call_keys: msg
                 .blocks

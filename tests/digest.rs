@@ -478,3 +478,48 @@ fn a_small_earlier_user_turn_stays_as_it_is_and_a_long_one_goes_to_the_digest() 
         "the long turn is in the digest as head … tail: {p}"
     );
 }
+
+/// A cut over a session longer than a cut reads back (one request of 12,000 messages) reads its
+/// newest messages and every real user turn: an early long instruction is in the digest, a
+/// file only the oldest messages touched is not (it stays in the store for the recall tools).
+#[test]
+fn a_cut_over_a_very_long_session_reads_the_newest_messages_and_every_user_turn() {
+    let mut h = vec![
+        json!({"role": "system", "content": "You are a coding agent."}),
+        json!({"role": "user", "content": "Speed up the request loop in src/main.py."}),
+        call("c0", "read", json!({"filePath": "src/oldest_module.py"})),
+        result("c0", "def old():\n    pass"),
+        json!({"role": "user", "content": format!(
+            "Keep the public API of src/api.py unchanged. {}",
+            "Callers outside this repository depend on every signature. ".repeat(60)
+        )}),
+    ];
+    let mut k = 1;
+    while h.len() < 12_000 {
+        let command = format!("grep -n step_{k} src/main.py");
+        h.push(call(
+            &format!("c{k}"),
+            "bash",
+            json!({ "command": command }),
+        ));
+        h.push(result(&format!("c{k}"), &format!("{k}: step_{k}()")));
+        k += 1;
+    }
+    h.push(json!({"role": "user", "content": "Now run the whole test suite."}));
+    let body = serde_json::to_string(&h).expect("json");
+    let out = engine(40_000)
+        .transform(&body, &common::opts(Format::OpenAi))
+        .expect("transform");
+    assert!(out.stats.trimmed, "{:?}", out.stats);
+    let texts: Vec<String> = h.iter().map(Value::to_string).collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let rendered: Vec<Value> = serde_json::from_str(&out.rewrite.render(&refs)).expect("render");
+    let rendered: Vec<String> = rendered.iter().map(Value::to_string).collect();
+    let pointer = pointer_of(&rendered).expect("a pointer");
+    assert!(
+        pointer.contains("Keep the public API of src/api.py unchanged."),
+        "{pointer}"
+    );
+    assert!(pointer.contains("src/main.py"), "{pointer}");
+    assert!(!pointer.contains("oldest_module"), "{pointer}");
+}

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createCompactor, openSqlite } from "../../npm/js/index.js";
+import { engineModule, instanceExports } from "../../npm/js/wasm.js";
 import { quantile } from "./stats.mjs";
 import { SPEED } from "./speed-params.mjs";
 import { codingSession, logRows } from "./synth.mjs";
@@ -244,6 +245,8 @@ async function rss() {
     res.chunks = times;
     res.steady = pct(steady);
     res.afterRssMB = process.memoryUsage().rss / 2 ** 20;
+    // the engine's linear memory: its high-water mark (a wasm memory never shrinks)
+    res.wasmMemoryMB = instanceExports(await engineModule()).memory.buffer.byteLength / 2 ** 20;
     await c.close();
   }
   // the peak so far, before the reference below builds whole JSON texts

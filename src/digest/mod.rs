@@ -1,9 +1,10 @@
 //! The digest: an extracted account of what a cut took out of the request, put after the pointer.
 //!
-//! It is computed once, when a cut is made, over every message the cut leaves out, and frozen in
-//! the cut: the same bytes go out on every request until the next cut. Nothing in it is
-//! summarised; every line is taken from the messages themselves, so the same history always
-//! gives the same digest. It holds, within a token budget and in this order of priority:
+//! It is computed once, when a cut is made, over the messages the cut leaves out (of a very long
+//! session, the newest ones and every real user turn), and frozen in the cut: the same bytes go
+//! out on every request until the next cut. Nothing in it is summarised; every line is taken
+//! from the messages themselves, so the same history always gives the same digest. It holds,
+//! within a token budget and in this order of priority:
 //! - the real user turns that left the request (the instructions), verbatim up to a cap each;
 //! - the latest state of the agent's todo list when the call that set it left the request;
 //! - the files the trimmed tool calls read, wrote or edited, with the message numbers where;

@@ -53,7 +53,7 @@ pub(super) fn add_digest(
                 real_user: infos[i].real_user,
                 message,
                 compressed: &infos[i].compressed,
-                gists: Some(&history.gists[i]),
+                gists: Some(&history.gists[i][..]),
             })
         })
         .collect();

@@ -239,7 +239,7 @@ impl<S: Store> Engine<S> {
             .config
             .trim_at_for(&opts.model, window, opts.reserve_tokens);
         let prev = infos.last().copied();
-        let mut fresh = read::read_new(self, raws, fps, (first_new, prev), adapter, trim_at)?;
+        let mut fresh = read::read_new(self, raws, fps, (first_new, prev), opts.format, trim_at)?;
         let n = raws.len();
         let current = (0..self.cuts.len())
             .rev()
@@ -251,7 +251,7 @@ impl<S: Store> Engine<S> {
                 &mut fresh.messages,
                 first_new,
                 c,
-                |i| infos[i].call_keys.as_slice(),
+                |i| &infos[i].call_keys[..],
             );
         }
         infos.extend(fresh.messages.iter().map(|m| &m.info));
@@ -310,7 +310,7 @@ impl<S: Store> Engine<S> {
                 // not sent come back from the store.
                 let history = match History::read(
                     &mut self.store,
-                    &Texts::new(texts, fps),
+                    (&Texts::new(texts, fps), &infos),
                     fps,
                     &cut,
                     adapter,

@@ -8,26 +8,27 @@ use super::Engine;
 use crate::error::{Error, Result};
 use crate::facts::{Blob, MsgInfo, NewMessage, Output, Part, Reading};
 use crate::fingerprint::Fp;
-use crate::format::WireFormat;
+use crate::format::Format;
 use crate::message::Block;
 use crate::store::Store;
 
 /// The new messages of a request (a suffix of it) and the blobs of their compressed results.
-pub(super) struct Fresh {
-    pub messages: Vec<NewMessage>,
+pub(super) struct Fresh<'t> {
+    pub messages: Vec<NewMessage<'t>>,
     pub blobs: Vec<Blob>,
 }
 
 /// Reads every message from `first_new`, the first unknown fingerprint, on (every one before
 /// it is known; `prev` is the one just before it).
-pub(super) fn read_new<S: Store>(
+pub(super) fn read_new<'t, S: Store>(
     engine: &Engine<S>,
-    raws: &[&str],
+    raws: &[&'t str],
     fps: &[Fp],
     (first_new, prev): (usize, Option<&MsgInfo>),
-    adapter: &dyn WireFormat,
+    format: Format,
     trim_at: u32,
-) -> Result<Fresh> {
+) -> Result<Fresh<'t>> {
+    let adapter = format.adapter();
     let reading = Reading {
         compress_over_tokens: engine.config.compress_over_tokens,
         compress_text_over_tokens: engine.config.compress_over_tokens.max(trim_at / 4),
@@ -56,30 +57,25 @@ pub(super) fn read_new<S: Store>(
         }
         let (info, blobs) = MsgInfo::read(fps[i], &view, prev_turn, &reading, &name_of);
         prev_turn = info.turn;
-        let mut prose = Vec::new();
         let mut outputs = Vec::new();
         for b in &view.blocks {
-            match b {
-                Block::ToolResult {
-                    call_id,
-                    name,
-                    text,
-                    ..
-                } => outputs.push(Output {
+            if let Block::ToolResult {
+                call_id,
+                name,
+                text,
+                ..
+            } = b
+            {
+                outputs.push(Output {
                     call_id: call_id.clone(),
                     tool_name: name.clone().or_else(|| name_of(call_id)),
-                    text: text.clone(),
+                    blank: text.trim().is_empty(),
                     blob_id: info
                         .compressed
                         .iter()
                         .find(|c| c.part == Part::ToolResult(call_id.clone()))
                         .map(|c| c.blob_id.clone()),
-                }),
-                Block::Text(t) | Block::Thinking { text: t, .. } if !t.is_empty() => {
-                    prose.push(t.as_str())
-                }
-                Block::ToolCall { arguments, .. } => prose.push(arguments.as_str()),
-                _ => {}
+                });
             }
         }
         let (tool_call_id, tool_name) = match (outputs.first(), info.calls.first()) {
@@ -93,9 +89,8 @@ pub(super) fn read_new<S: Store>(
         fresh.blobs.extend(blobs.into_iter().map(|(b, _)| b));
         fresh.messages.push(NewMessage {
             info,
-            json: raws[i].to_string(),
-            text: view.plain_text(),
-            prose: prose.join("\n"),
+            json: raws[i],
+            format,
             outputs,
             tool_name,
             tool_call_id,

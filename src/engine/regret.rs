@@ -38,7 +38,7 @@ pub fn is_recall_tool(name: &str) -> bool {
 /// messages the cut removes.
 pub(super) fn mark<'a>(
     removed: &mut RemovedKeys,
-    fresh: &mut [NewMessage],
+    fresh: &mut [NewMessage<'_>],
     first_new: usize,
     cut: &Cut,
     keys_of: impl Fn(usize) -> &'a [Fp],
@@ -60,9 +60,10 @@ pub(super) fn mark<'a>(
     }
     let removed = &removed.keys;
     for m in fresh.iter_mut() {
-        let recall = m.outputs.iter().any(|o| {
-            o.tool_name.as_deref().is_some_and(is_recall_tool) && !o.text.trim().is_empty()
-        });
+        let recall = m
+            .outputs
+            .iter()
+            .any(|o| o.tool_name.as_deref().is_some_and(is_recall_tool) && !o.blank);
         let repeat = calls && m.info.call_keys.iter().any(|k| removed.contains(k));
         m.info.regret = Regret {
             recalls: u32::from(recall),

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use crate::config::Config;
 use crate::facts::{MsgInfo, Part};
-use crate::message::Message;
+use crate::message::{Message, Role};
 use crate::trim::{supersede, Cut, Seen};
 
 use super::history::History;
@@ -30,10 +30,22 @@ pub(super) fn add_supersession(
     let Some(numbers) = history.numbers.as_deref() else {
         return 0;
     };
+    // A message older than what the cut read (neither kept nor read) takes part as one
+    // without calls or results; any other that cannot be read stops supersession.
+    let unread = Message {
+        role: Role::Assistant,
+        blocks: Vec::new(),
+        synthetic: false,
+    };
     let Some(views) = history
         .views
         .iter()
-        .map(Option::as_ref)
+        .enumerate()
+        .map(|(i, v)| match v {
+            Some(m) => Some(m),
+            None if i < history.from && !cut.keeps(i) && !infos[i].real_user => Some(&unread),
+            None => None,
+        })
         .collect::<Option<Vec<&Message>>>()
     else {
         return 0;

@@ -1,6 +1,6 @@
 //! The JSON texts of a request's messages: those the caller sent, and the others read back from
 //! the store, which holds every message the engine has seen (each is written with the request
-//! that first brings it). A cut reads the whole history this way a batch at a time, so the
+//! that first brings it). A cut reads its history this way a batch at a time, so the
 //! caller never has to send the session again and the engine never holds all of it at once.
 
 use crate::error::{Error, Result};

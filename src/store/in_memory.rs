@@ -4,7 +4,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::{Loaded, RequestRecord, RequestWrite, Store, StoreCounts};
 use crate::error::Result;
-use crate::facts::{Blob, NewMessage};
+use crate::facts::{Blob, StoredMessage};
 use crate::fingerprint::Fp;
 use crate::trim::Cut;
 
@@ -12,7 +12,7 @@ use crate::trim::Cut;
 #[derive(Debug, Default, Clone)]
 pub struct MemStore {
     /// Stored messages with their `in_context` flag, in arrival order.
-    pub messages: Vec<(NewMessage, bool)>,
+    pub messages: Vec<(StoredMessage, bool)>,
     /// Blobs by id.
     pub blobs: HashMap<String, Blob>,
     /// Cuts, oldest first.
@@ -40,8 +40,13 @@ impl Store for MemStore {
     }
 
     fn commit(&mut self, w: &RequestWrite) -> Result<()> {
-        self.messages
-            .extend(w.messages.iter().map(|m| (m.clone(), true)));
+        self.messages.extend(w.messages.iter().map(|m| {
+            let stored = StoredMessage {
+                info: m.info.clone(),
+                json: m.json.to_string(),
+            };
+            (stored, true)
+        }));
         for b in w.blobs {
             self.blobs.entry(b.id.clone()).or_insert_with(|| b.clone());
         }

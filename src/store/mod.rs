@@ -111,7 +111,7 @@ pub struct Loaded {
 #[derive(Debug, Clone, Copy)]
 pub struct RequestWrite<'a> {
     /// Messages seen for the first time.
-    pub messages: &'a [NewMessage],
+    pub messages: &'a [NewMessage<'a>],
     /// Full texts of newly compressed parts.
     pub blobs: &'a [Blob],
     /// A new cut, with the fingerprints of the messages it takes out of the context.

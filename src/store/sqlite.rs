@@ -293,7 +293,7 @@ impl<S: Sql> Store for SqlStore<S> {
 /// Inserts one message once (by fingerprint) with its full-text rows, output lines and blobs.
 fn insert_message<S: Sql>(
     db: &mut S,
-    m: &NewMessage,
+    m: &NewMessage<'_>,
     blobs: &HashMap<&str, &Blob>,
     now: &SqlValue,
 ) -> Result<()> {
@@ -305,10 +305,11 @@ fn insert_message<S: Sql>(
         return Ok(()); // already stored (another process, or a replay)
     }
     let info = serde_json::to_string(&m.info).map_err(|e| Error::Store(e.to_string()))?;
+    let texts = m.texts()?;
     db.exec(
         "INSERT INTO messages(fp, role, tool_name, tool_call_id, text, tokens, in_context, turn, created_at, writer, json, info) VALUES (?,?,?,?,?,?,1,?,?,?,?,?)",
-        &[fp.as_str().into(), m.info.role.as_str().into(), opt(m.tool_name.as_deref()), opt(m.tool_call_id.as_deref()), m.text.as_str().into(),
-          int(m.info.tokens), int(m.info.turn), now.clone(), VERSION.into(), m.json.as_str().into(), info.into()],
+        &[fp.as_str().into(), m.info.role.as_str().into(), opt(m.tool_name.as_deref()), opt(m.tool_call_id.as_deref()), texts.text.as_str().into(),
+          int(m.info.tokens), int(m.info.turn), now.clone(), VERSION.into(), m.json.into(), info.into()],
     )?;
     let seq = db
         .query(
@@ -318,19 +319,19 @@ fn insert_message<S: Sql>(
         .first()
         .map(|r| r[0].as_i64())
         .ok_or_else(|| Error::Store("message row vanished after insert".into()))?;
-    super::vectors::add_chunks(db, seq, &m.text)?;
-    if !m.prose.trim().is_empty() {
+    super::vectors::add_chunks(db, seq, &texts.text)?;
+    if !texts.prose.trim().is_empty() {
         db.exec(
             "INSERT INTO messages_fts(docid, body, terms) VALUES (CAST(? AS INTEGER), ?, ?)",
             &[
                 int(seq),
-                m.prose.as_str().into(),
-                index_terms(&m.prose).into(),
+                texts.prose.as_str().into(),
+                index_terms(&texts.prose).into(),
             ],
         )?;
     }
-    for o in &m.outputs {
-        for (k, line) in lines(&o.text).into_iter().enumerate() {
+    for (o, text) in m.outputs.iter().zip(&texts.outputs) {
+        for (k, line) in lines(text).into_iter().enumerate() {
             db.exec(
                 "INSERT INTO output_lines(seq, tool_call_id, tool_name, blob_id, line_no, text) VALUES (?,?,?,?,?,?)",
                 &[int(seq), o.call_id.as_str().into(), opt(o.tool_name.as_deref()), opt(o.blob_id.as_deref()), int(k + 1), line.into()],
