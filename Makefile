@@ -203,8 +203,9 @@ demo: setup-rust node_modules/.package-lock.json build
 	node npm/js/cli.js demo
 
 ## Benchmarks: bench/REPORT.md, bench/mechanism-tables.md (the deterministic figures alone) and
-## bench/*.svg; `node bench/run.mjs --quick` is a smoke run, `--only=proxy` one phase.
-bench: build node_modules/.package-lock.json
+## bench/*.svg; `node bench/run.mjs --quick` is a smoke run, `--only=proxy` one phase. The
+## embedder package is built too: the mechanism phase runs the smarter-compact arm with it as well.
+bench: build build-embed node_modules/.package-lock.json
 	node bench/run.mjs
 
 ## The embedder's speed and memory, each runtime in its own process: tract wasm SIMD, the packaged

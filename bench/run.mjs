@@ -148,6 +148,8 @@ async function mechanism() {
   // minutes to embed) also waiting for the embedding after each request, so searches are hybrid.
   const embedderTrials = [];
   const probe = args["no-embedder"] ? null : await embedderProbe();
+  if (!probe && !args["no-embedder"])
+    log("no embedder package found (make build-embed): the embedder-on arm is left out");
   const settled = args["embedder-settled"] ?? quick;
   const extra = probe ? [EMBEDDER_ARM, ...(settled ? [SETTLED_ARM] : [])] : [];
   for (const spec of config.tasks) {
