@@ -1,6 +1,7 @@
 // `doctor` for the proxy hosts, Claude Code and Codex: whether `enable claude|codex` is in place
 // (the base URL pointing at the loopback proxy and the MCP server registered), whether the CLI
-// the MCP entry runs still exists, and whether the proxy answers. Nothing is written.
+// the MCP entry runs still exists, and whether our proxy (one that proves it holds this install's
+// secret) answers. Nothing is written.
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
@@ -26,7 +27,18 @@ async function runtimeFindings(host, label, cliPath, port) {
         `smarter-compact disable ${host} && smarter-compact enable ${host}`,
       ),
     );
-  if (port && !(await proxyHealth(port)))
+  const health = port ? await proxyHealth(port) : null;
+  if (health && !health.authentic)
+    findings.push(
+      finding(
+        host,
+        "proxy",
+        "fail",
+        `${label}: something on 127.0.0.1:${port} answers as the smarter-compact proxy but cannot prove it holds this install's secret; ${label}'s requests would go through it, and \`mcp --ensure-proxy\` refuses it`,
+        `stop that process (an older proxy of this install: smarter-compact proxy stop --port ${port}), or choose another port and run smarter-compact enable ${host} again`,
+      ),
+    );
+  if (port && !health)
     findings.push(
       finding(
         host,

@@ -3,6 +3,7 @@
 // Methods: tools/call, tools/list, initialize, ping. Results have MCP's shape.
 import { version } from "../index.js";
 import { asCoded } from "../errors.js";
+import { MAX_LINE_BYTES } from "./mcp-transport.js";
 import { ARGUMENT_CODES, errorResult, mcpTools, okResult, toolCaller } from "./tool-calls.js";
 
 const PARSE_ERROR = -32700;
@@ -20,11 +21,29 @@ class RpcError extends Error {
   }
 }
 
+/** Longest request read (the MCP server's line limit); a longer one is drained, not kept. */
+const MAX_REQUEST_BYTES = MAX_LINE_BYTES;
+
+/** The request text, or null when it is over MAX_REQUEST_BYTES (the rest is read and dropped). */
 async function readStdin(stdin) {
   const chunks = [];
-  for await (const c of stdin) chunks.push(c);
-  return Buffer.concat(chunks).toString("utf8");
+  let size = 0;
+  for await (const c of stdin) {
+    size += c.length;
+    if (size <= MAX_REQUEST_BYTES) chunks.push(c);
+    else chunks.length = 0;
+  }
+  return size > MAX_REQUEST_BYTES ? null : Buffer.concat(chunks).toString("utf8");
 }
+
+const tooLarge = () => ({
+  jsonrpc: "2.0",
+  id: null,
+  error: {
+    code: INVALID_REQUEST,
+    message: `request too large: at most ${MAX_REQUEST_BYTES} bytes are read; nothing of it was used`,
+  },
+});
 
 /** Answers one parsed request: the `result`, or throws an RpcError. */
 async function dispatch(req, opts) {
@@ -121,7 +140,8 @@ export async function answer(text, opts = {}) {
 
 /** `rpc [--session ID] [--state-dir D]`: exit 0 with a result, 1 with a JSON-RPC error. */
 export async function rpcCommand(opts, { stdin = process.stdin, stdout = process.stdout } = {}) {
-  const response = await answer(await readStdin(stdin), opts);
+  const text = await readStdin(stdin);
+  const response = text === null ? tooLarge() : await answer(text, opts);
   if (!response) {
     console.error("smarter-compact rpc: a notification (a request without an id) gets no response");
     return 0;

@@ -3,7 +3,8 @@
 // SMARTER_COMPACT_DOCTOR_PATH="" makes doctor look for no host binary, so only what a test
 // writes is found. Checked: the JSON report, the exit code, and that stores are never written.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
+import { createServer } from "node:http";
 import {
   cpSync,
   mkdirSync,
@@ -16,8 +17,9 @@ import {
 import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { createCompactor } from "../../npm/js/index.js";
-import { cleanEnv, run, tempDir } from "./helpers/cli.mjs";
+import { CLI, cleanEnv, run, tempDir } from "./helpers/cli.mjs";
 
 /** A scratch home: its env, its paths, and `doctor(...args)` run in it. */
 function home() {
@@ -322,4 +324,44 @@ test("a store whose -wal sql.js cannot read, where sql.js is the only backend: a
   assert.match(store[0].message, /E_STORE_WAL/);
   assert.equal(store[0].fix, null, "no advice to move a healthy store away");
   assert.deepEqual(readFileSync(db), before, "the store was not written");
+});
+
+test("a proxy port answered by a proxy that cannot prove this install's secret: a fail, not ok", async () => {
+  // An impostor (or an older proxy of another install) answers /health as the proxy, without a
+  // proof; Claude Code's requests would go through it, so doctor must not call the setup healthy.
+  const impostor = createServer((req, res) => {
+    res.setHeader("content-type", "application/json");
+    res.end(JSON.stringify({ service: "smarter-compact-proxy", pid: 1, version: "0.0.0" }));
+  });
+  await new Promise((done) => impostor.listen(0, "127.0.0.1", done));
+  const { port } = impostor.address();
+  try {
+    const h = home();
+    write(
+      join(h.dir, ".claude", "settings.json"),
+      JSON.stringify({ env: { ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}` } }),
+    );
+    write(
+      join(h.dir, ".claude", ".claude.json"),
+      JSON.stringify({
+        mcpServers: { "smarter-compact": { command: process.execPath, args: [CLI, "mcp"] } },
+      }),
+    );
+    // Asynchronous: the impostor answers from this process's event loop.
+    const r = await promisify(execFile)(
+      process.execPath,
+      [CLI, "doctor", "--json", "--project", h.project],
+      { env: cleanEnv(h.env), timeout: 120_000 },
+    ).catch((e) => e);
+    assert.equal(r.code ?? 0, 1, r.stderr);
+    const report = JSON.parse(r.stdout);
+    assert.equal(report.ok, false);
+    const proxy = report.findings.filter((f) => f.host === "claude" && f.check === "proxy");
+    assert.equal(proxy.length, 1, JSON.stringify(report.findings));
+    assert.equal(proxy[0].status, "fail");
+    assert.match(proxy[0].message, new RegExp(`127\\.0\\.0\\.1:${port}.*cannot prove`));
+    assert.match(proxy[0].fix, /proxy stop|another port/);
+  } finally {
+    impostor.close();
+  }
 });

@@ -381,4 +381,19 @@ describe("rpc", () => {
     const notification = run(["rpc"], { input: '{"jsonrpc":"2.0","method":"tools/list"}' });
     assert.deepEqual([notification.code, notification.stdout], [0, ""]);
   });
+
+  test("a request over 10 MiB on stdin: -32600 with id null, exit 1; just under it is answered", () => {
+    const huge = `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"compact_context","arguments":{"messages":[{"role":"user","content":"${"x".repeat(11 * 1024 * 1024)}"}]}}}`;
+    const r = run(["rpc"], { input: huge });
+    assert.equal(r.code, 1, r.stderr);
+    const res = JSON.parse(r.stdout);
+    assert.equal(res.id, null);
+    assert.equal(res.error.code, -32600);
+    assert.match(res.error.message, /too large/);
+    // Just under the limit is read and answered as usual.
+    const fits = `{"jsonrpc":"2.0","id":6,"method":"ping","pad":"${"y".repeat(10 * 1024 * 1024 - 60)}"}`;
+    assert.ok(Buffer.byteLength(fits) <= 10 * 1024 * 1024);
+    const ok = JSON.parse(run(["rpc"], { input: fits }).stdout);
+    assert.deepEqual([ok.id, ok.result], [6, {}]);
+  });
 });
