@@ -269,11 +269,13 @@ class Compactor {
         ids: new MessageIds({ keyOf: BY_ID.get(wire.format) }),
       };
     const ids = this.#ids.ids;
-    let req = serialiseWith(() => ids.request(messages));
-    let out = engine.transformCached(req.ids, req.fresh, req.texts, wire);
+    let req = ids.request(messages);
+    stageTexts(engine, req.send);
+    let out = engine.transformCached(req.ids, req.fresh, wire);
     if (out === undefined) {
-      req = serialiseWith(() => ids.request(messages, true));
-      out = engine.transformCached(req.ids, req.fresh, req.texts, wire);
+      req = ids.request(messages, true);
+      stageTexts(engine, req.send);
+      out = engine.transformCached(req.ids, req.fresh, wire);
     }
     if (out === undefined) throw codedError("E_STORE", "the engine refused every message text");
     const result = JSON.parse(out);
@@ -455,6 +457,23 @@ function panicMessage(glue) {
 /** The request's JSON text (E_ARG when it has none). */
 function serialise(messages) {
   return serialiseWith(() => JSON.stringify(messages));
+}
+
+/** Stages the JSON text of each message in `send` for the engine's next cached request, one
+ * string at a time (each is garbage by the next minor collection); what JSON does not hold
+ * (undefined, a function) goes as null, as in an array. A message JSON cannot write leaves
+ * nothing staged (the engine's `transformCached` takes what is). */
+function stageTexts(engine, send) {
+  let text;
+  for (const m of send) {
+    try {
+      text = JSON.stringify(m) ?? "null";
+    } catch (e) {
+      engine.clearTexts();
+      throw codedError("E_ARG", `messages must be JSON-serialisable: ${e.message}`, e);
+    }
+    engine.pushText(text);
+  }
 }
 
 function serialiseWith(fn) {

@@ -90,7 +90,7 @@ export const CHECKED_NEWEST = 64;
 
 /**
  * The ids of one engine's cached requests. `request(messages, all)` gives the ids, the fresh
- * flags and the texts to send; after the engine accepted them, `accepted(req, rewrite)` records
+ * flags and the messages whose texts to send (`send`); after the engine accepted them, `accepted(req, rewrite)` records
  * that it knows them (it knows only the ids of the last accepted request) and which came back
  * edited; `check()` checks the messages the request took unchanged unchecked (it runs by itself
  * when the event loop is idle, and before the next request).
@@ -128,13 +128,13 @@ export class MessageIds {
     this.#keyOf = keyOf;
   }
 
-  /** What to send for `messages`; with `all`, every text. Throws what JSON.stringify throws. */
+  /** What to send for `messages`; with `all`, every text. */
   request(messages, all = false) {
     this.check();
     const n = messages.length;
     const ids = new Uint32Array(n);
     const fresh = new Uint8Array(n);
-    const send = []; // the messages whose texts go, serialised at the end as one array
+    const send = []; // the messages whose texts go, in order of places
     const keys = this.#keyOf ? new Array(n) : null;
     const copies = keys ? new Uint8Array(n) : null; // 1: a new object of a known message
     const request = ++this.#requests;
@@ -212,10 +212,7 @@ export class MessageIds {
     return {
       ids,
       fresh,
-      // One JSON.stringify of the array: the same bytes as each message's own text joined by
-      // commas (what is not JSON, undefined or a function, is written as null), without a
-      // string per message (a host that passes a long history at once makes no garbage of it).
-      texts: JSON.stringify(send),
+      send,
       messages,
       entries,
       keys,

@@ -66,6 +66,8 @@ pub struct Engine {
     inner: CoreEngine<SqlStore<JsSql>>,
     /// The session id, which the memories its cuts write to a bank are attributed to.
     session: String,
+    /// The texts of the next `transformCached` call's fresh messages, staged one by one.
+    staged: Vec<String>,
 }
 
 #[cfg(feature = "engine-api")]
@@ -84,6 +86,7 @@ impl Engine {
         Ok(Engine {
             inner,
             session: session_id.to_string(),
+            staged: Vec::new(),
         })
     }
 }
@@ -125,30 +128,46 @@ impl Engine {
         Ok(outcome.to_json())
     }
 
+    /// Stages the JSON text of the next `transformCached` call's next fresh message. A text per
+    /// message rather than one of all of them: a host that passes a long history at once makes
+    /// only short-lived strings, and the engine's memory holds no text as long as all of them.
+    #[wasm_bindgen(js_name = pushText)]
+    pub fn push_text(&mut self, text: String) {
+        self.staged.push(text);
+    }
+
+    /// Drops the texts staged so far (when a staging stops half way: `transformCached` takes
+    /// the staged texts, so a request's staging otherwise starts from none).
+    #[wasm_bindgen(js_name = clearTexts)]
+    pub fn clear_texts(&mut self) {
+        self.staged = Vec::new();
+    }
+
     /// Rewrites one request of the `openai`, `anthropic`, `opencode` or `pi` format given by
-    /// message ids: `ids[i]` names message (or host item) `i` (the caller's own numbering: the same id for a message it
-    /// knows unchanged since the previous call, a new one otherwise); `fresh[i]` is 1 when its
-    /// JSON text is in `texts`, a JSON array of the texts of those messages in order. Returns
-    /// the JSON text [`Engine::transform`] returns for the full request, or `undefined` when the
-    /// engine needs a text it was not sent: the caller calls again with every text.
+    /// message ids: `ids[i]` names message (or host item) `i` (the caller's own numbering: the
+    /// same id for a message it knows unchanged since the previous call, a new one otherwise);
+    /// `fresh[i]` is 1 when its JSON text was staged (`pushText`, in order of places). Takes
+    /// the staged texts, whatever the outcome. Returns the JSON text [`Engine::transform`]
+    /// returns for the full request, or `undefined` when the engine needs a text it was not
+    /// sent: the caller calls again with every text.
     #[wasm_bindgen(js_name = transformCached)]
     pub fn transform_cached(
         &mut self,
         ids: &[u32],
         fresh: &[u8],
-        texts: &str,
         #[wasm_bindgen(unchecked_param_type = "RequestOptions")] options: JsValue,
     ) -> Result<Option<String>> {
+        let staged = std::mem::take(&mut self.staged);
         let opts = TransformOptions::from_value(&json(options, "options")?).map_err(error)?;
-        let given: Vec<&serde_json::value::RawValue> = serde_json::from_str(texts)
-            .map_err(|e| arg(format!("texts must be a JSON array of messages: {e}")))?;
-        if fresh.len() != ids.len() || fresh.iter().filter(|&&f| f != 0).count() != given.len() {
-            return Err(arg("one fresh flag per id, and one text per fresh flag"));
+        if fresh.len() != ids.len() || fresh.iter().filter(|&&f| f != 0).count() != staged.len() {
+            return Err(arg(
+                "one fresh flag per id, and one staged text per fresh flag",
+            ));
         }
-        let mut given = given.into_iter();
+        let mut given = staged.iter();
         let texts: Vec<Option<&str>> = fresh
             .iter()
-            .map(|&f| (f != 0).then(|| given.next().map(|r| r.get())).flatten())
+            .map(|&f| (f != 0).then(|| given.next().map(String::as_str)).flatten())
             .collect();
         let outcome = self
             .inner

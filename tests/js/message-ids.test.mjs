@@ -11,6 +11,8 @@ const stateDir = scratchDir("sc-ids-");
 let sessions = 0;
 const open = () => createCompactor({ sessionId: `ids-${++sessions}`, stateDir, embedder: false });
 const OPTS = { model: "test-model", nowMs: 1_000 };
+/** The JSON text of the messages a request sends, as the engine gets it. */
+const texts = (req) => JSON.stringify(req.send);
 
 /** An OpenAI-format session of `turns` tool exchanges after a task. */
 function openaiSession(turns) {
@@ -114,7 +116,7 @@ test("a fresh copy of the history is serialised again; objects with toJSON alway
   ids.accepted(ids.request(withOdd));
   const next = ids.request(withOdd);
   assert.equal(next.fresh[7], 1);
-  assert.equal(JSON.parse(next.texts)[0].content, "y");
+  assert.equal(JSON.parse(texts(next))[0].content, "y");
   // Ids the engine never accepted are not taken as known.
   const unaccepted = new MessageIds();
   unaccepted.request(s);
@@ -186,7 +188,7 @@ test("the check of messages taken on trust finds a change and drops their ids", 
   const s = openaiSession(40); // 81 messages
   ids.accepted(ids.request(s));
   const second = ids.request(s);
-  assert.equal(second.texts, "[]");
+  assert.equal(texts(second), "[]");
   ids.accepted(second);
   s[1].tool_calls[0].function.arguments = '{"n":99}';
   assert.equal(ids.check(), 1);
@@ -194,7 +196,7 @@ test("the check of messages taken on trust finds a change and drops their ids", 
   const third = ids.request(s);
   assert.equal(third.fresh[1], 1);
   assert.notEqual(third.ids[1], second.ids[1]);
-  assert.equal(JSON.parse(third.texts)[0].tool_calls[0].function.arguments, '{"n":99}');
+  assert.equal(JSON.parse(texts(third))[0].tool_calls[0].function.arguments, '{"n":99}');
 });
 
 test("a run of the latest request's messages is taken whole, but for its edited places", () => {
@@ -210,7 +212,7 @@ test("a run of the latest request's messages is taken whole, but for its edited 
     [...second.fresh.keys()].filter((i) => second.fresh[i]),
     [5],
   );
-  assert.equal(JSON.parse(second.texts)[0].content, s[5].content);
+  assert.equal(JSON.parse(texts(second))[0].content, s[5].content);
   assert.notEqual(second.ids[5], first.ids[5]);
   for (const i of [0, 4, 6, 136, 200]) assert.equal(second.ids[i], first.ids[i]);
 });
@@ -231,7 +233,7 @@ test("one object at two places of a request gets two ids, inside the run and aft
     assert.equal(r.ids[3], first.ids[3]);
     assert.notEqual(r.ids[again.length - 1], r.ids[3], keyed ? "keyed" : "by object");
     assert.equal(new Set(r.ids).size, again.length);
-    assert.equal(JSON.parse(r.texts).length, 1);
+    assert.equal(JSON.parse(texts(r)).length, 1);
   }
 });
 
@@ -244,7 +246,7 @@ test("new objects under the same keys are a run; a changed one among them is fou
   copy[10].text = "edited by the host";
   const second = ids.request(copy);
   assert.equal(second.run, 150 - 64);
-  assert.equal(second.texts, "[]");
+  assert.equal(texts(second), "[]");
   ids.accepted(second);
   assert.equal(ids.check(), 1);
   const third = ids.request(structuredClone(copy));
@@ -252,5 +254,22 @@ test("new objects under the same keys are a run; a changed one among them is fou
     [...third.fresh.keys()].filter((i) => third.fresh[i]),
     [10],
   );
-  assert.equal(JSON.parse(third.texts)[0].text, "edited by the host");
+  assert.equal(JSON.parse(texts(third))[0].text, "edited by the host");
+});
+
+test("a message JSON cannot write fails that request open (E_ARG); the next request is whole", async () => {
+  const [c, ref] = [await open(), await open()];
+  const s = openaiSession(10);
+  await both(c, ref, s.slice(0, 11), "openai");
+  // Three new messages, the second with a BigInt: the first was staged before the second threw.
+  const bad = [...s.slice(0, 12), { role: "user", content: "n", n: 10n }, s[12]];
+  const hit = await c.transform(bad, { ...OPTS, format: "openai" });
+  assert.equal(hit.stats.fail_open, true);
+  assert.equal(hit.stats.error.code, "E_ARG");
+  assert.equal(hit.messages, bad, "the request goes out as it came");
+  // Nothing of the failed request's staging is left over: the next one matches a fresh engine.
+  await both(c, ref, s.slice(0, 15), "openai");
+  assert.equal((await c.transform(s, { ...OPTS, format: "openai" })).stats.fail_open, false);
+  await c.close();
+  await ref.close();
 });
